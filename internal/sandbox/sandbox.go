@@ -1,0 +1,138 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Spec is one command to run in the sandbox.
+type Spec struct {
+	// Argv is the program and its arguments. Exactly one of Argv and
+	// Command is set.
+	Argv []string
+	// Command is a shell command run with Shell().
+	Command string
+	// Workspace is the writable project directory and the working
+	// directory. It must be an absolute real path (no symlinks).
+	Workspace string
+	// TmpDir and Home are the per-run writable TMPDIR and HOME. Empty
+	// means a fresh directory for this call, removed afterwards.
+	TmpDir, Home string
+	// Network is NetworkNone (the default) or NetworkOpen.
+	Network Network
+	// Timeout bounds the command (default DefaultTimeout).
+	Timeout time.Duration
+	// Env sets PATH, LANG or TERM; other keys are refused.
+	Env map[string]string
+	// ReadOnly are paths inside the workspace kept read-only, such as
+	// .git, so that host-side git never runs agent-written config.
+	ReadOnly []string
+	// ExtraDenyRead are more absolute paths hidden for this command.
+	ExtraDenyRead []string
+}
+
+// Outcome is how a command ended.
+type Outcome struct {
+	// ExitCode is the command's exit code, or -1 when it was killed
+	// before it could report one.
+	ExitCode int
+	// Signal is the signal name (e.g. "SIGKILL") when the command was
+	// killed by a signal, as far as bwrap reports it (exit code 128+n).
+	Signal string
+	// TimedOut, OutputExceeded and Cancelled say why aos ended it.
+	TimedOut, OutputExceeded, Cancelled bool
+	// Output is the combined stdout and stderr, at most the output cap.
+	Output []byte
+	// Duration is the wall time of the call.
+	Duration time.Duration
+}
+
+// Sandbox runs commands under bwrap. It is safe for concurrent use.
+type Sandbox struct {
+	cfg Config
+
+	mu       sync.Mutex // guards admitted and the probe run
+	admitted bool
+}
+
+// New returns a Sandbox for cfg. It fails only for an invalid Config; a
+// missing bwrap or failed probe surfaces from Probe and Run.
+func New(cfg Config) (*Sandbox, error) {
+	c, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return &Sandbox{cfg: c}, nil
+}
+
+// Shell returns the shell argv prefix used for Spec.Command: bash without
+// profile or rc files when /bin/bash exists, otherwise /bin/sh -c.
+func Shell() []string {
+	if fi, err := os.Stat("/bin/bash"); err == nil && !fi.IsDir() {
+		return []string{"/bin/bash", "--noprofile", "--norc", "-c"}
+	}
+	return []string{"/bin/sh", "-c"}
+}
+
+// Run runs spec confined. The first call runs the canary probe; no command
+// is admitted until it passes. Run returns an *UnavailableError when the
+// sandbox cannot be set up, a *SpecError for an invalid spec and a
+// *SetupError when bwrap failed before starting the command. A command that
+// fails, times out or is cancelled is an Outcome, not an error.
+func (s *Sandbox) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	if err := s.admit(ctx); err != nil {
+		return Outcome{}, err
+	}
+	return s.run(ctx, spec)
+}
+
+// admit runs the probe once per Sandbox and caches only a success.
+func (s *Sandbox) admit(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admitted {
+		return nil
+	}
+	if _, err := s.probeLocked(ctx); err != nil {
+		return err
+	}
+	s.admitted = true
+	return nil
+}
+
+func (s *Sandbox) run(ctx context.Context, spec Spec) (Outcome, error) {
+	if s.cfg.BwrapPath == "" {
+		return Outcome{}, errNoBwrap()
+	}
+	p, cleanup, err := s.plan(spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer cleanup()
+	return s.exec(ctx, p)
+}
+
+func errNoBwrap() error {
+	return &UnavailableError{
+		Reason: "bubblewrap (bwrap) is not installed or not in PATH",
+		Fix:    "install bubblewrap, e.g. `apt-get install -y bubblewrap` or `dnf install bubblewrap`",
+	}
+}
+
+// tempDir makes a per-call directory, returning it and its cleanup.
+func tempDir(prefix string) (string, func(), error) {
+	d, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: make %s dir: %w", prefix, err)
+	}
+	real, err := filepath.EvalSymlinks(d)
+	if err != nil {
+		_ = os.RemoveAll(d)
+		return "", nil, fmt.Errorf("sandbox: resolve %s: %w", d, err)
+	}
+	return real, func() { _ = os.RemoveAll(real) }, nil
+}

@@ -1,0 +1,81 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+const eventCols = `id, mission_id, run_id, seq, kind, payload, trust, created_at`
+
+func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error) {
+	if q.d.BeforeEvent != "" {
+		if _, err := q.q.ExecContext(ctx, q.d.BeforeEvent); err != nil {
+			return 0, fmt.Errorf("insert event: order lock: %w", err)
+		}
+	}
+	trust := e.Trust
+	if trust == "" {
+		trust = "system"
+	}
+	var seq any
+	if e.Seq != nil {
+		seq = *e.Seq
+	}
+	var id int64
+	err := q.q.QueryRowContext(ctx, `INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING id`,
+		e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("insert event: %w", err)
+	}
+	if q.d.AfterEvent != "" {
+		if _, err := q.q.ExecContext(ctx, q.d.AfterEvent); err != nil {
+			return 0, fmt.Errorf("insert event: notify: %w", err)
+		}
+	}
+	return id, nil
+}
+
+func (q *queries) ListEvents(ctx context.Context, p store.ListEventsParams) ([]store.Event, error) {
+	limit := p.Limit
+	if limit <= 0 || limit > 10000 {
+		limit = 10000
+	}
+	var rows *sql.Rows
+	var err error
+	if p.MissionID != "" {
+		rows, err = q.q.QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE mission_id = $1 AND id > $2 ORDER BY id LIMIT $3`, p.MissionID, p.After, limit)
+	} else {
+		rows, err = q.q.QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE id > $1 ORDER BY id LIMIT $2`, p.After, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Event
+	for rows.Next() {
+		var e store.Event
+		var seq sql.NullInt64
+		var payload string
+		if err := rows.Scan(&e.ID, &e.MissionID, &e.RunID, &seq, &e.Kind, &payload, &e.Trust, &e.CreatedAt); err != nil {
+			return nil, fmt.Errorf("list events: %w", err)
+		}
+		if seq.Valid {
+			s := int(seq.Int64)
+			e.Seq = &s
+		}
+		e.Payload = []byte(payload)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (q *queries) LatestEventID(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	if err := q.q.QueryRowContext(ctx, `SELECT MAX(id) FROM events`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("latest event id: %w", err)
+	}
+	return id.Int64, nil
+}

@@ -1,0 +1,192 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+const runCols = `id, mission_id, parent_run_id, logic, input, status, lease_owner, lease_expires_at, fencing_token, wake_at,
+ cancel_requested, budget_usd, budget_turns, budget_wall_sec, usage, spent_usd, turns, result, error, created_at, updated_at, started_at, ended_at`
+
+func scanRun(sc interface{ Scan(...any) error }) (store.Run, error) {
+	var r store.Run
+	var input, usage string
+	var result sql.NullString
+	var cancel int
+	err := sc.Scan(&r.ID, &r.MissionID, &r.ParentRunID, &r.Logic, &input, &r.Status, &r.LeaseOwner, &r.LeaseExpiresAt, &r.FencingToken, &r.WakeAt,
+		&cancel, &r.BudgetUSD, &r.BudgetTurns, &r.BudgetWallSec, &usage, &r.SpentUSD, &r.Turns, &result, &r.Error, &r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.EndedAt)
+	r.Input, r.Usage, r.Result = []byte(input), []byte(usage), rawJSON(result)
+	r.CancelRequested = cancel != 0
+	return r, err
+}
+
+func (q *queries) InsertRun(ctx context.Context, r store.Run) error {
+	input, usage := string(r.Input), string(r.Usage)
+	if input == "" {
+		input = "{}"
+	}
+	if usage == "" {
+		usage = "{}"
+	}
+	_, err := q.q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`,
+		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
+		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt)
+	if err != nil {
+		return fmt.Errorf("insert run: %w", err)
+	}
+	return nil
+}
+
+func (q *queries) GetRun(ctx context.Context, id string) (store.Run, error) {
+	r, err := scanRun(q.q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	if err != nil {
+		return r, notFound(err, "get run")
+	}
+	return r, nil
+}
+
+func (q *queries) ListRunsByMission(ctx context.Context, missionID string) ([]store.Run, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE mission_id = $1 ORDER BY created_at, id`, missionID)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (q *queries) DescendantRunIDs(ctx context.Context, id string) ([]string, error) {
+	rows, err := q.q.QueryContext(ctx, `WITH RECURSIVE tree(id) AS (
+  SELECT id FROM runs WHERE id = $1
+  UNION ALL SELECT r.id FROM runs r JOIN tree t ON r.parent_run_id = t.id)
+SELECT id FROM tree`, id)
+	if err != nil {
+		return nil, fmt.Errorf("descendant runs: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, fmt.Errorf("descendant runs: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (q *queries) ClaimRun(ctx context.Context, p store.ClaimRunParams) (store.Run, error) {
+	args := []any{p.WorkerID, p.Now, p.LeaseUntil}
+	filter := ""
+	if len(p.Logics) > 0 {
+		filter += " AND logic IN ("
+		for i, l := range p.Logics {
+			args = append(args, l)
+			if i > 0 {
+				filter += ","
+			}
+			filter += fmt.Sprintf("$%d", len(args))
+		}
+		filter += ")"
+	}
+	if p.MissionID != "" {
+		args = append(args, p.MissionID)
+		filter += fmt.Sprintf(" AND mission_id = $%d", len(args))
+	}
+	query := `UPDATE runs SET status = 'running', lease_owner = $1, lease_expires_at = $3, fencing_token = fencing_token + 1,
+ wake_at = 0, updated_at = $2
+WHERE id = (SELECT id FROM runs
+  WHERE ((status = 'queued' AND wake_at <= $2) OR (status = 'running' AND lease_expires_at < $2))` + filter + `
+  ORDER BY created_at, id LIMIT 1 ` + q.d.SkipLocked + `)
+RETURNING ` + runCols
+	r, err := scanRun(q.q.QueryRowContext(ctx, query, args...))
+	if err != nil {
+		return r, notFound(err, "claim run")
+	}
+	return r, nil
+}
+
+func (q *queries) FenceRun(ctx context.Context, f store.Fence, now, leaseUntil int64) (bool, error) {
+	var cancel int
+	err := q.q.QueryRowContext(ctx, `UPDATE runs SET updated_at = $4,
+ lease_expires_at = CASE WHEN $5 > 0 THEN $5 ELSE lease_expires_at END
+WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running'
+RETURNING cancel_requested`, f.RunID, f.Owner, f.Token, now, leaseUntil).Scan(&cancel)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("fence run %s: %w", f.RunID, store.ErrFenced)
+	}
+	if err != nil {
+		return false, fmt.Errorf("fence run %s: %w", f.RunID, err)
+	}
+	return cancel != 0, nil
+}
+
+func (q *queries) SetRunState(ctx context.Context, p store.SetRunStateParams) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE runs SET status = $4, wake_at = $5, result = COALESCE($6, result), error = $7,
+ ended_at = $8, updated_at = $9, lease_owner = '', lease_expires_at = 0
+WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running'`,
+		p.Fence.RunID, p.Fence.Owner, p.Fence.Token, p.Status, p.WakeAt, nullJSON(p.Result), p.Error, p.EndedAt, p.Now)
+	if err != nil {
+		return fmt.Errorf("set run state: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("set run state %s: %w", p.Fence.RunID, store.ErrFenced)
+	}
+	return nil
+}
+
+func (q *queries) AddRunUsage(ctx context.Context, p store.AddUsageParams) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE runs SET usage = $2, spent_usd = spent_usd + $3, turns = turns + $4,
+ next_seq = CASE WHEN next_seq < $5 THEN $5 ELSE next_seq END, updated_at = $6 WHERE id = $1`,
+		p.RunID, string(p.Usage), p.USD, p.Turns, p.NextSeq, p.Now)
+	if err != nil {
+		return fmt.Errorf("add run usage: %w", err)
+	}
+	return nil
+}
+
+func (q *queries) RequestRunCancel(ctx context.Context, id string, now int64) (string, error) {
+	var status string
+	err := q.q.QueryRowContext(ctx, `UPDATE runs SET cancel_requested = 1, updated_at = $2 WHERE id = $1 RETURNING status`, id, now).Scan(&status)
+	if err != nil {
+		return "", notFound(err, "request run cancel")
+	}
+	return status, nil
+}
+
+func (q *queries) CancelIdleRun(ctx context.Context, id string, now int64) (bool, error) {
+	res, err := q.q.ExecContext(ctx, `UPDATE runs SET status = 'cancelled', ended_at = $2, updated_at = $2, lease_owner = '', lease_expires_at = 0
+WHERE id = $1 AND status IN ('queued', 'waiting')`, id, now)
+	if err != nil {
+		return false, fmt.Errorf("cancel idle run: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+func (q *queries) RequeueWaitingRun(ctx context.Context, id string, now int64) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE runs SET status = 'queued', wake_at = 0, updated_at = $2 WHERE id = $1 AND status = 'waiting'`, id, now)
+	if err != nil {
+		return fmt.Errorf("requeue run: %w", err)
+	}
+	return nil
+}
+
+func (q *queries) MarkRunStarted(ctx context.Context, id string, now int64) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE runs SET started_at = $2 WHERE id = $1 AND started_at = 0`, id, now)
+	if err != nil {
+		return fmt.Errorf("mark run started: %w", err)
+	}
+	return nil
+}

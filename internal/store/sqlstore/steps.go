@@ -1,0 +1,83 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+const stepCols = `run_id, seq, kind, name, effect, request_hash, request, status, idem_key, result, error, usage, cost_usd, wake_at, started_at, ended_at`
+
+func scanStep(sc interface{ Scan(...any) error }) (store.Step, error) {
+	var s store.Step
+	var req string
+	var result, errJSON, usage sql.NullString
+	err := sc.Scan(&s.RunID, &s.Seq, &s.Kind, &s.Name, &s.Effect, &s.RequestHash, &req, &s.Status, &s.IdemKey, &result, &errJSON, &usage, &s.CostUSD, &s.WakeAt, &s.StartedAt, &s.EndedAt)
+	s.Request, s.Result, s.Error, s.Usage = []byte(req), rawJSON(result), rawJSON(errJSON), rawJSON(usage)
+	return s, err
+}
+
+func (q *queries) ListSteps(ctx context.Context, runID string, afterSeq int, limit int) ([]store.Step, error) {
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	rows, err := q.q.QueryContext(ctx, `SELECT `+stepCols+` FROM steps WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, runID, afterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list steps: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Step
+	for rows.Next() {
+		s, err := scanStep(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list steps: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (q *queries) GetStep(ctx context.Context, runID string, seq int) (store.Step, error) {
+	s, err := scanStep(q.q.QueryRowContext(ctx, `SELECT `+stepCols+` FROM steps WHERE run_id = $1 AND seq = $2`, runID, seq))
+	if err != nil {
+		return s, notFound(err, "get step")
+	}
+	return s, nil
+}
+
+func (q *queries) InsertStep(ctx context.Context, s store.Step) error {
+	res, err := q.q.ExecContext(ctx, `INSERT INTO steps (`+stepCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)
+ON CONFLICT (run_id, seq) DO NOTHING`,
+		s.RunID, s.Seq, s.Kind, s.Name, s.Effect, s.RequestHash, string(s.Request), s.Status, s.IdemKey,
+		nullJSON(s.Result), nullJSON(s.Error), nullJSON(s.Usage), s.CostUSD, s.WakeAt, s.StartedAt, s.EndedAt)
+	if err != nil {
+		return fmt.Errorf("insert step: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("insert step %s/%d: %w", s.RunID, s.Seq, store.ErrConflict)
+	}
+	return nil
+}
+
+func (q *queries) FinishStep(ctx context.Context, p store.FinishStepParams) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE steps SET status = $3, result = $4, error = $5, usage = $6, cost_usd = $7, ended_at = $8
+WHERE run_id = $1 AND seq = $2 AND status IN ('started', 'needs_reconcile')`,
+		p.RunID, p.Seq, p.Status, nullJSON(p.Result), nullJSON(p.Error), nullJSON(p.Usage), p.CostUSD, p.Now)
+	if err != nil {
+		return fmt.Errorf("finish step: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("finish step %s/%d: %w", p.RunID, p.Seq, store.ErrConflict)
+	}
+	return nil
+}
+
+func (q *queries) MarkStepNeedsReconcile(ctx context.Context, runID string, seq int) error {
+	_, err := q.q.ExecContext(ctx, `UPDATE steps SET status = 'needs_reconcile' WHERE run_id = $1 AND seq = $2 AND status = 'started'`, runID, seq)
+	if err != nil {
+		return fmt.Errorf("mark step needs_reconcile: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+)
+
+// Store is one database: embedded SQLite or PostgreSQL. Every method is safe
+// for concurrent use.
+type Store interface {
+	Queries
+	// Tx runs fn in one transaction. On SQLite it is an IMMEDIATE
+	// transaction, so writers never deadlock on lock upgrades. fn's error
+	// rolls the transaction back and is returned unchanged.
+	Tx(ctx context.Context, fn func(q Queries) error) error
+	// Migrate applies the embedded migrations under the driver's lock.
+	Migrate(ctx context.Context) error
+	// Dialect names the driver: "sqlite" or "postgres".
+	Dialect() string
+	// SupportsListenNotify reports whether Doorbell can wake listeners
+	// (PostgreSQL LISTEN/NOTIFY). Without it, readers poll.
+	SupportsListenNotify() bool
+	// Doorbell returns a channel that receives a value shortly after any
+	// transaction that inserted events or made a run claimable commits, in
+	// this or another process. It is closed when ctx ends. Drivers without
+	// LISTEN/NOTIFY return a channel that never fires.
+	Doorbell(ctx context.Context) (<-chan struct{}, error)
+	// Notify publishes a transient payload on channel ch to Doorbell-style
+	// listeners of other processes (PostgreSQL only; a no-op on SQLite).
+	Notify(ctx context.Context, ch string, payload string) error
+	// IsTransient reports whether err is a passing database fault (a busy
+	// database, a lost connection, a server restarting) after which the
+	// same operation may be retried.
+	IsTransient(err error) bool
+	// Ping checks the connection.
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+}
+
+// Queries is every query the kernel needs. Each is one statement or a small
+// fixed group of statements; callers compose them inside Tx.
+type Queries interface {
+	InsertMission(ctx context.Context, m Mission) error
+	GetMission(ctx context.Context, id string) (Mission, error)
+	ListMissions(ctx context.Context, p ListMissionsParams) ([]Mission, error)
+	UpdateMissionStatus(ctx context.Context, p UpdateMissionStatusParams) error
+
+	InsertRun(ctx context.Context, r Run) error
+	GetRun(ctx context.Context, id string) (Run, error)
+	ListRunsByMission(ctx context.Context, missionID string) ([]Run, error)
+	// DescendantRunIDs returns id and the ids of every run below it.
+	DescendantRunIDs(ctx context.Context, id string) ([]string, error)
+	// ClaimRun takes the oldest runnable run and leases it to the worker,
+	// incrementing its fencing token. It returns ErrNotFound when none is
+	// runnable.
+	ClaimRun(ctx context.Context, p ClaimRunParams) (Run, error)
+	// FenceRun checks that f still holds the lease, extends it to
+	// leaseUntil when that is non-zero, and returns the run's cancel flag.
+	// It returns ErrFenced otherwise. Inside Tx it guards every write.
+	FenceRun(ctx context.Context, f Fence, now, leaseUntil int64) (cancelRequested bool, err error)
+	// SetRunState moves a fenced run to a new status and clears its lease.
+	SetRunState(ctx context.Context, p SetRunStateParams) error
+	AddRunUsage(ctx context.Context, p AddUsageParams) error
+	// RequestRunCancel flags a run; it returns the run's status.
+	RequestRunCancel(ctx context.Context, id string, now int64) (string, error)
+	// CancelIdleRun ends a run that holds no lease (queued or waiting) as
+	// cancelled. It returns false if the run was not idle.
+	CancelIdleRun(ctx context.Context, id string, now int64) (bool, error)
+	// RequeueWaitingRun moves a waiting run back to queued.
+	RequeueWaitingRun(ctx context.Context, id string, now int64) error
+	// MarkRunStarted records the first time a run began executing.
+	MarkRunStarted(ctx context.Context, id string, now int64) error
+
+	ListSteps(ctx context.Context, runID string, afterSeq int, limit int) ([]Step, error)
+	GetStep(ctx context.Context, runID string, seq int) (Step, error)
+	// InsertStep inserts a new step row. It returns ErrConflict when a row
+	// with the same (run, seq) exists.
+	InsertStep(ctx context.Context, s Step) error
+	// FinishStep moves a step from started or needs_reconcile to a final
+	// status. It returns ErrConflict if the step is not in such a state.
+	FinishStep(ctx context.Context, p FinishStepParams) error
+	MarkStepNeedsReconcile(ctx context.Context, runID string, seq int) error
+
+	InsertWait(ctx context.Context, w Wait) error
+	GetWait(ctx context.Context, id string) (Wait, error)
+	GetWaitByStep(ctx context.Context, runID string, seq int) (Wait, error)
+	ListWaits(ctx context.Context, p ListWaitsParams) ([]Wait, error)
+	// ResolveWait moves a pending wait to status; ErrConflict if it is no
+	// longer pending.
+	ResolveWait(ctx context.Context, p ResolveWaitParams) error
+	// DueWaits lists pending waits whose resolve_by is at or before now.
+	DueWaits(ctx context.Context, now int64, limit int) ([]Wait, error)
+
+	// InsertEvent appends a persisted event and returns its id. Event ids
+	// increase in commit order, so a cursor reader never skips one.
+	InsertEvent(ctx context.Context, e Event) (int64, error)
+	ListEvents(ctx context.Context, p ListEventsParams) ([]Event, error)
+	LatestEventID(ctx context.Context) (int64, error)
+
+	InsertOwnerMessage(ctx context.Context, runID, text string, now int64) (int64, error)
+	ListOwnerMessages(ctx context.Context, runID string, afterID int64) ([]OwnerMessage, error)
+
+	InsertArtifact(ctx context.Context, a Artifact) error
+	GetArtifact(ctx context.Context, sha256 string) (Artifact, error)
+	ListArtifacts(ctx context.Context, runID string) ([]Artifact, error)
+
+	AddSpend(ctx context.Context, day string, usd float64) error
+	GetSpend(ctx context.Context, day string) (float64, error)
+	AddMissionSpend(ctx context.Context, missionID string, usd float64, now int64) error
+
+	UpsertWorker(ctx context.Context, w Worker) error
+	DeleteWorker(ctx context.Context, id string) error
+	ListWorkers(ctx context.Context) ([]Worker, error)
+
+	UpsertModelPrice(ctx context.Context, p ModelPrice) error
+	GetModelPrice(ctx context.Context, model string) (ModelPrice, error)
+	ListModelPrices(ctx context.Context) ([]ModelPrice, error)
+
+	GetSetting(ctx context.Context, key string) ([]byte, error)
+	PutSetting(ctx context.Context, key string, value []byte, now int64) error
+}
