@@ -1,0 +1,239 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Check is one observation of the canary probe.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Report is the canary probe's result.
+type Report struct {
+	Checks   []Check       `json:"checks"`
+	Duration time.Duration `json:"duration"`
+}
+
+// OK reports whether every check passed (and there was at least one).
+func (r Report) OK() bool {
+	if len(r.Checks) == 0 {
+		return false
+	}
+	for _, c := range r.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed lists the names of the failed checks.
+func (r Report) Failed() []string {
+	var f []string
+	for _, c := range r.Checks {
+		if !c.OK {
+			f = append(f, c.Name)
+		}
+	}
+	return f
+}
+
+// probeResultPrefix marks the child's result line in the output.
+const probeResultPrefix = "AOS-PROBE-RESULT "
+
+// probeArgs tells the inside half what to try.
+type probeArgs struct {
+	Workspace     string `json:"workspace"`
+	Outside       string `json:"outside"`
+	Canary        string `json:"canary"`
+	Protected     string `json:"protected"`
+	ProtectedFile string `json:"protectedFile"`
+	Secret        string `json:"secret"`
+	TCP           string `json:"tcp"`
+	UDP           string `json:"udp"`
+	Unix          string `json:"unix"`
+}
+
+// Probe runs the canary probe: a real sandboxed child (ProbeChildMain)
+// tries each escape, and the parent checks from outside that nothing
+// happened. A passing probe admits commands; a failing one revokes
+// admission. The error is an *UnavailableError naming the failed checks.
+func (s *Sandbox) Probe(ctx context.Context) (Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.probeLocked(ctx)
+	s.admitted = err == nil
+	return r, err
+}
+
+func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
+	start := time.Now()
+	var r Report
+	add := func(name string, ok bool, detail string) {
+		r.Checks = append(r.Checks, Check{Name: name, OK: ok, Detail: detail})
+	}
+	if s.cfg.BwrapPath == "" {
+		add("bwrap_present", false, "bwrap not found in PATH")
+		r.Duration = time.Since(start)
+		return r, errNoBwrap()
+	}
+	add("bwrap_present", true, s.cfg.BwrapPath)
+
+	root, err := os.MkdirTemp("", "aos-probe-")
+	if err != nil {
+		return r, fmt.Errorf("sandbox: probe dir: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(root) }()
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		return r, fmt.Errorf("sandbox: probe dir: %w", err)
+	}
+	a := probeArgs{
+		Workspace:     filepath.Join(root, "ws"),
+		Outside:       filepath.Join(root, "outside-new"),
+		Canary:        filepath.Join(root, "canary"),
+		Protected:     filepath.Join(root, "protected"),
+		ProtectedFile: filepath.Join(root, "protected-file"),
+		Secret:        "aos-canary-secret",
+		Unix:          filepath.Join(root, "sock"),
+	}
+	for _, d := range []string{a.Workspace, a.Protected} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return r, fmt.Errorf("sandbox: probe dir: %w", err)
+		}
+	}
+	for _, f := range []string{a.Canary, filepath.Join(a.Protected, "secret"), a.ProtectedFile} {
+		if err := os.WriteFile(f, []byte(a.Secret), 0o644); err != nil {
+			return r, fmt.Errorf("sandbox: probe canary: %w", err)
+		}
+	}
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	if err := os.Chtimes(a.Canary, old, old); err != nil {
+		return r, fmt.Errorf("sandbox: probe canary: %w", err)
+	}
+	before, err := snapshot(a.Canary)
+	if err != nil {
+		return r, err
+	}
+	devBefore, _ := snapshot("/dev/null")
+
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return r, fmt.Errorf("sandbox: probe tcp listener: %w", err)
+	}
+	defer func() { _ = tcp.Close() }()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return r, fmt.Errorf("sandbox: probe udp listener: %w", err)
+	}
+	defer func() { _ = udp.Close() }()
+	ux, err := net.Listen("unix", a.Unix)
+	if err != nil {
+		return r, fmt.Errorf("sandbox: probe unix listener: %w", err)
+	}
+	defer func() { _ = ux.Close() }()
+	a.TCP, a.UDP = tcp.Addr().String(), udp.LocalAddr().String()
+
+	js, err := json.Marshal(a)
+	if err != nil {
+		return r, fmt.Errorf("sandbox: probe args: %w", err)
+	}
+	argv := append(append([]string{}, s.cfg.ProbeCommand...), string(js))
+	out, err := s.run(ctx, Spec{
+		Argv: argv, Workspace: a.Workspace, Network: NetworkNone, Timeout: 30 * time.Second,
+		ExtraDenyRead: []string{a.Protected, a.ProtectedFile},
+	})
+	if err != nil {
+		var ue *UnavailableError
+		if errors.As(err, &ue) {
+			return r, err
+		}
+		add("sandbox_starts", false, err.Error())
+		return s.finish(r, start)
+	}
+	add("sandbox_starts", true, "")
+	var inside []Check
+	for _, line := range bytes.Split(out.Output, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte(probeResultPrefix)); ok {
+			if err := json.Unmarshal(rest, &inside); err != nil {
+				inside = nil
+			}
+		}
+	}
+	if len(inside) == 0 {
+		add("probe_child_report", false, fmt.Sprintf("probe child (exit %d) printed no report: %s", out.ExitCode, lastLines(out.Output, 3)))
+		return s.finish(r, start)
+	}
+	r.Checks = append(r.Checks, inside...)
+
+	// From outside: nothing changed, nothing connected.
+	after, err := snapshot(a.Canary)
+	add("host_canary_unchanged", err == nil && after == before, fmt.Sprintf("before %s, after %s", before, after))
+	if devBefore != "" {
+		devAfter, _ := snapshot("/dev/null")
+		add("host_dev_null_unchanged", devAfter == devBefore, fmt.Sprintf("before %s, after %s", devBefore, devAfter))
+	}
+	_, statErr := os.Lstat(a.Outside)
+	add("host_no_new_file", os.IsNotExist(statErr), a.Outside)
+	add("tcp_listener_untouched", !accepted(tcp), a.TCP)
+	add("unix_listener_untouched", !accepted(ux), a.Unix)
+	add("udp_listener_untouched", !received(udp), a.UDP)
+	return s.finish(r, start)
+}
+
+func (s *Sandbox) finish(r Report, start time.Time) (Report, error) {
+	r.Duration = time.Since(start)
+	if !r.OK() {
+		return r, &UnavailableError{
+			Reason: "sandbox probe failed: " + strings.Join(r.Failed(), ", "),
+			Fix:    "run `aos sandbox check` for details; see docs/SANDBOX.md (troubleshooting)",
+		}
+	}
+	return r, nil
+}
+
+// snapshot describes a file's content, mode, owner and times.
+func snapshot(p string) (string, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: stat %s: %w", p, err)
+	}
+	var content []byte
+	if fi.Mode().IsRegular() {
+		content, _ = os.ReadFile(p)
+	}
+	return fmt.Sprintf("%v %s %q %s", fi.Mode(), fi.ModTime().UTC().Format(time.RFC3339Nano), content, ownerOf(fi)), nil
+}
+
+// accepted reports whether l has a pending connection.
+func accepted(l net.Listener) bool {
+	type deadliner interface{ SetDeadline(time.Time) error }
+	if d, ok := l.(deadliner); ok {
+		_ = d.SetDeadline(time.Now().Add(20 * time.Millisecond))
+	}
+	c, err := l.Accept()
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// received reports whether a datagram arrived on pc.
+func received(pc net.PacketConn) bool {
+	_ = pc.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	buf := make([]byte, 64)
+	_, _, err := pc.ReadFrom(buf)
+	return err == nil
+}

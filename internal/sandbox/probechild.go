@@ -1,0 +1,179 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ProbeChildMain is the inside half of the canary probe. The binary named
+// by Config.ProbeCommand must call it with the remaining arguments (the aos
+// binary does so for `aos sandbox probe-child`; test binaries do it from
+// TestMain). It tries every escape, prints one result line and returns the
+// process exit code.
+func ProbeChildMain(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "probe-child: want one JSON argument")
+		return 2
+	}
+	var a probeArgs
+	if err := json.Unmarshal([]byte(args[0]), &a); err != nil {
+		fmt.Fprintln(os.Stderr, "probe-child:", err)
+		return 2
+	}
+	checks := probeInside(a)
+	js, _ := json.Marshal(checks)
+	fmt.Println(probeResultPrefix + string(js))
+	return 0
+}
+
+func probeInside(a probeArgs) []Check {
+	var cs []Check
+	refused := func(name string, err error, what string) {
+		c := Check{Name: name, OK: err != nil, Detail: what + ": allowed"}
+		if err != nil {
+			c.Detail = what + ": " + err.Error()
+		}
+		cs = append(cs, c)
+	}
+	allowed := func(name string, err error, what string) {
+		c := Check{Name: name, OK: err == nil, Detail: what + ": ok"}
+		if err != nil {
+			c.Detail = what + ": " + err.Error()
+		}
+		cs = append(cs, c)
+	}
+
+	// Positive controls: a sandbox that breaks everything must not pass.
+	allowed("workspace_writable", os.WriteFile(filepath.Join(a.Workspace, "probe"), []byte("x"), 0o644), "write in workspace")
+	allowed("tmpdir_writable", os.WriteFile(filepath.Join(os.Getenv("TMPDIR"), "probe"), []byte("x"), 0o644), "write in TMPDIR")
+	allowed("dev_null_usable", os.WriteFile("/dev/null", []byte("x"), 0o644), "write /dev/null")
+
+	refused("write_outside_refused", os.WriteFile(a.Outside, []byte("x"), 0o644), "create "+a.Outside)
+	refused("overwrite_host_file_refused", openWrite(a.Canary), "open "+a.Canary+" for writing")
+	refused("write_etc_refused", os.WriteFile("/etc/aos-probe", []byte("x"), 0o644), "create /etc/aos-probe")
+
+	b, err := os.ReadFile(filepath.Join(a.Protected, "secret"))
+	cs = append(cs, Check{Name: "protected_dir_unreadable", OK: !strings.Contains(string(b), a.Secret), Detail: fmt.Sprintf("read: %v", err)})
+	b, err = os.ReadFile(a.ProtectedFile)
+	cs = append(cs, Check{Name: "protected_file_unreadable", OK: !strings.Contains(string(b), a.Secret), Detail: fmt.Sprintf("read: %v", err)})
+
+	old := time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, p := range []struct{ name, path string }{{"host_file", a.Canary}, {"protected", a.ProtectedFile}, {"dev_null", "/dev/null"}} {
+		refused("chmod_"+p.name+"_refused", os.Chmod(p.path, 0o600), "chmod "+p.path)
+		refused("chown_"+p.name+"_refused", os.Lchown(p.path, os.Getuid(), os.Getgid()), "chown "+p.path)
+		refused("utime_"+p.name+"_refused", os.Chtimes(p.path, old, old), "utime "+p.path)
+		refused("setxattr_"+p.name+"_refused", unix.Setxattr(p.path, "user.aos_probe", []byte("1"), 0), "setxattr "+p.path)
+	}
+
+	c, err := net.DialTimeout("tcp", a.TCP, 2*time.Second)
+	if err == nil {
+		_ = c.Close()
+	}
+	refused("tcp_loopback_refused", err, "connect "+a.TCP)
+	// UDP has no handshake: the send may "succeed" into the empty network
+	// namespace. The parent checks from outside that nothing arrived.
+	if c, err := net.Dial("udp", a.UDP); err == nil {
+		_, _ = c.Write([]byte("probe"))
+		_ = c.Close()
+	}
+	c, err = net.DialTimeout("unix", a.Unix, 2*time.Second)
+	if err == nil {
+		_ = c.Close()
+	}
+	refused("unix_connect_refused", err, "connect "+a.Unix)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+	if err == nil {
+		_ = unix.Close(fd)
+	}
+	refused("unix_socket_refused", err, "socket(AF_UNIX)")
+	refused("io_uring_refused", ioUringSetup(), "io_uring_setup")
+
+	cs = append(cs, capsCheck())
+	cs = append(cs, envCheck())
+	refused("userns_refused", unshareUser(), "unshare(CLONE_NEWUSER)")
+	refused("remount_refused", unix.Mount("none", "/", "", unix.MS_REMOUNT|unix.MS_BIND, ""), "remount / read-write")
+	return cs
+}
+
+func openWrite(p string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err == nil {
+		_ = f.Close()
+	}
+	return err
+}
+
+func ioUringSetup() error {
+	var params [120]byte
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+	if errno != 0 {
+		return errno
+	}
+	_ = unix.Close(int(fd))
+	return nil
+}
+
+// unshareUser tries a new user namespace on a locked thread that is never
+// unlocked, so a success cannot leak into other goroutines.
+func unshareUser() error {
+	ch := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		ch <- unix.Unshare(unix.CLONE_NEWUSER)
+	}()
+	return <-ch
+}
+
+func capsCheck() Check {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return Check{Name: "capabilities_zero", Detail: err.Error()}
+	}
+	defer func() { _ = f.Close() }()
+	var nonzero []string
+	seen := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.HasPrefix(k, "Cap") {
+			seen++
+			if strings.Trim(strings.TrimSpace(v), "0") != "" {
+				nonzero = append(nonzero, k+"="+strings.TrimSpace(v))
+			}
+		}
+	}
+	return Check{Name: "capabilities_zero", OK: seen >= 3 && len(nonzero) == 0, Detail: fmt.Sprintf("non-zero: %v", nonzero)}
+}
+
+func envCheck() Check {
+	var extra []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH", "HOME", "LANG", "TMPDIR", "TERM", "PWD": // bwrap sets PWD for --chdir
+		default:
+			extra = append(extra, k)
+		}
+	}
+	return Check{Name: "env_allowlisted", OK: len(extra) == 0, Detail: fmt.Sprintf("unexpected: %v", extra)}
+}
+
+// ownerOf formats a file's uid:gid.
+func ownerOf(fi fs.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+	}
+	return "?"
+}

@@ -1,0 +1,198 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// status is what bwrap writes to --json-status-fd: one JSON object with
+// "child-pid" once the command started, one with "exit-code" at its end.
+type status struct {
+	childPID int
+	exitCode int
+	exited   bool
+}
+
+// readStatus decodes bwrap's status stream until EOF, sending the child's
+// host pid on pid as soon as it is known.
+func readStatus(r io.Reader, pid chan<- int) status {
+	var st status
+	dec := json.NewDecoder(r)
+	for {
+		var m map[string]json.RawMessage
+		if err := dec.Decode(&m); err != nil {
+			return st
+		}
+		if v, ok := m["child-pid"]; ok && json.Unmarshal(v, &st.childPID) == nil {
+			pid <- st.childPID
+		}
+		if v, ok := m["exit-code"]; ok && json.Unmarshal(v, &st.exitCode) == nil {
+			st.exited = true
+		}
+	}
+}
+
+// capture reads r into at most limit bytes. When more arrives it reports
+// on exceeded once and keeps draining, so writers never block on a full
+// pipe before they are killed.
+func capture(r io.Reader, limit int, exceeded chan<- struct{}) []byte {
+	var buf bytes.Buffer
+	chunk := make([]byte, 32<<10)
+	over := false
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 && !over {
+			room := limit - buf.Len()
+			if n > room {
+				buf.Write(chunk[:room])
+				over = true
+				exceeded <- struct{}{}
+			} else {
+				buf.Write(chunk[:n])
+			}
+		}
+		if err != nil {
+			return buf.Bytes()
+		}
+	}
+}
+
+// exec starts bwrap for p and supervises it: output cap, timeout
+// (TERM to the command's group, KILL after the grace) and cancellation.
+func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
+	start := time.Now()
+	sec, err := filterFile(p.network)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer func() { _ = sec.Close() }()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("sandbox: status pipe: %w", err)
+	}
+	defer func() { _ = statusR.Close() }()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		_ = statusW.Close()
+		return Outcome{}, fmt.Errorf("sandbox: output pipe: %w", err)
+	}
+	defer func() { _ = outR.Close() }()
+
+	// ExtraFiles[i] becomes fd 3+i in bwrap.
+	cmd := exec.Command(s.cfg.BwrapPath, p.args(3, 4)...)
+	cmd.Env = []string{} // bwrap itself gets nothing of ours either
+	cmd.Stdout, cmd.Stderr = outW, outW
+	cmd.ExtraFiles = []*os.File{sec, statusW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	_ = outW.Close()
+	_ = statusW.Close()
+	if err != nil {
+		return Outcome{}, &UnavailableError{Reason: fmt.Sprintf("start bwrap: %v", err), Fix: "check that bubblewrap is installed and executable"}
+	}
+
+	pidCh := make(chan int, 1)
+	stCh := make(chan status, 1)
+	go func() { stCh <- readStatus(statusR, pidCh) }()
+	exceeded := make(chan struct{}, 1)
+	outCh := make(chan []byte, 1)
+	go func() { outCh <- capture(outR, s.cfg.OutputCap, exceeded) }()
+	waitCh := make(chan error, 1)
+	go func() { waitCh <- cmd.Wait() }()
+
+	var out Outcome
+	childPID := 0
+	timeout := time.NewTimer(p.timeout)
+	defer timeout.Stop()
+	var grace <-chan time.Time
+	killAll := func() {
+		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+		if childPID > 0 {
+			_ = unix.Kill(-childPID, unix.SIGKILL)
+		}
+	}
+	terminating := false
+	terminate := func() {
+		if terminating {
+			return
+		}
+		terminating = true
+		if childPID == 0 {
+			killAll() // not started yet: nothing to TERM
+			return
+		}
+		_ = unix.Kill(-childPID, unix.SIGTERM)
+		grace = time.After(s.cfg.KillGrace)
+	}
+	done := ctx.Done()
+	var waitErr error
+loop:
+	for {
+		select {
+		case childPID = <-pidCh:
+		case <-timeout.C:
+			out.TimedOut = true
+			terminate()
+		case <-done:
+			done = nil
+			out.Cancelled = true
+			terminate()
+		case <-grace:
+			grace = nil
+			killAll()
+		case <-exceeded:
+			out.OutputExceeded = true
+			killAll()
+		case waitErr = <-waitCh:
+			break loop
+		}
+	}
+	// bwrap is gone: with --die-with-parent its pid-1 is gone too, and the
+	// kernel kills everything left in the PID namespace, so the pipes close.
+	out.Output = <-outCh
+	select {
+	case <-exceeded:
+		out.OutputExceeded = true
+	default:
+	}
+	st := <-stCh
+	out.Duration = time.Since(start)
+	killed := out.TimedOut || out.Cancelled || out.OutputExceeded
+	if st.exited {
+		out.ExitCode = st.exitCode
+		if st.exitCode > 128 && st.exitCode <= 128+64 {
+			out.Signal = unix.SignalName(syscall.Signal(st.exitCode - 128))
+		}
+		return out, nil
+	}
+	out.ExitCode = -1
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			out.Signal = unix.SignalName(ws.Signal())
+		}
+	}
+	if killed {
+		return out, nil
+	}
+	return Outcome{}, &SetupError{Message: lastLines(out.Output, 5)}
+}
+
+// lastLines returns the final n lines of b, trimmed.
+func lastLines(b []byte, n int) string {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
