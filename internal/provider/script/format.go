@@ -22,6 +22,9 @@ import (
 type Set struct {
 	Default string    `yaml:"default" json:"default"`
 	Scripts []*Script `yaml:"scripts" json:"scripts"`
+	// Models are extra model IDs listed by GET /v1/models, so that a test
+	// can make a catalogue model "available".
+	Models []string `yaml:"models" json:"models"`
 }
 
 // Script is one scripted conversation: the assistant turns, in order.
@@ -241,6 +244,7 @@ func Load(path string) (*Set, error) {
 		if s.Default != "" {
 			all.Default = s.Default
 		}
+		all.Models = append(all.Models, s.Models...)
 		all.Scripts = append(all.Scripts, s.Scripts...)
 	}
 	return all.WithBuiltins(), all.Validate()
@@ -248,7 +252,7 @@ func Load(path string) (*Set, error) {
 
 // WithBuiltins returns s plus the built-in scripts it does not redefine.
 func (s *Set) WithBuiltins() *Set {
-	out := &Set{Default: s.Default, Scripts: slices.Clone(s.Scripts)}
+	out := &Set{Default: s.Default, Scripts: slices.Clone(s.Scripts), Models: slices.Clone(s.Models)}
 	if _, ok := out.Lookup(EchoName); !ok {
 		out.Scripts = append(out.Scripts, Echo())
 	}

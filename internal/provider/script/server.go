@@ -1,0 +1,388 @@
+package script
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aos-run/aos/internal/provider"
+)
+
+// Recorded is one request the server received, as tests and GET /_requests
+// see it. Credentials are redacted from Header.
+type Recorded struct {
+	Seq    int             `json:"seq"`
+	Time   time.Time       `json:"time"`
+	Method string          `json:"method"`
+	Path   string          `json:"path"`
+	Header http.Header     `json:"header"`
+	Body   json.RawMessage `json:"body,omitempty"`
+	Format Format          `json:"format,omitempty"`
+	Script string          `json:"script,omitempty"`
+	Turn   int             `json:"turn"`
+	// Attempt is the retry number of this call (0 for the first attempt).
+	Attempt int `json:"attempt"`
+	// AttemptSource is "header" (X-Stainless-Retry-Count) or "counter".
+	AttemptSource string `json:"attemptSource,omitempty"`
+	Status        int    `json:"status"`
+	// Error is the scripted error or the failed assertion, if any.
+	Error string `json:"error,omitempty"`
+}
+
+// Server is the scripted model server. It is an http.Handler; Start also
+// listens on loopback. Its only state is the request log and the attempt
+// counter for clients that send no retry header (guarded by mu).
+type Server struct {
+	set *Set
+	now func() time.Time
+
+	base   context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	reqs     []Recorded
+	attempts map[[32]byte]int
+	ln       net.Listener
+	srv      *http.Server
+}
+
+// Options configure a Server.
+type Options struct {
+	// Now timestamps recorded requests; default time.Now.
+	Now func() time.Time
+}
+
+// NewServer returns a handler that answers with the scripts of set (plus
+// the built-in ones).
+func NewServer(set *Set, opts Options) *Server {
+	if set == nil {
+		set = &Set{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{set: set.WithBuiltins(), now: opts.Now, base: ctx, cancel: cancel, attempts: map[[32]byte]int{}}
+}
+
+// Start listens on addr (default "127.0.0.1:0") and serves in the
+// background. addr must be a loopback address.
+func Start(set *Set, addr string, opts Options) (*Server, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("script: listen %s: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("script: listen %s: the scripted model server listens on loopback only", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("script: listen: %w", err)
+	}
+	s := NewServer(set, opts)
+	s.ln = ln
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return s.base }}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// URL is the server's root URL: the Anthropic base URL.
+func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
+	return "http://" + s.ln.Addr().String()
+}
+
+// OpenAIBaseURL is the base URL for the OpenAI SDK (root + "/v1").
+func (s *Server) OpenAIBaseURL() string { return s.URL() + "/v1" }
+
+// Close stops stalled streams and the listener.
+func (s *Server) Close() error {
+	s.cancel()
+	if s.srv != nil {
+		return s.srv.Close()
+	}
+	return nil
+}
+
+// Requests returns a copy of the request log, oldest first.
+func (s *Server) Requests() []Recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+// Reset clears the request log and the attempt counters.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = nil
+	clear(s.attempts)
+}
+
+func (s *Server) record(r Recorded) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.Seq = len(s.reqs)
+	s.reqs = append(s.reqs, r)
+}
+
+// redactHeader copies h without credentials.
+func redactHeader(h http.Header) http.Header {
+	out := h.Clone()
+	for _, k := range []string{"Authorization", "X-Api-Key", "Api-Key", "Cookie", "Proxy-Authorization"} {
+		if out.Get(k) != "" {
+			out.Set(k, "[redacted]")
+		}
+	}
+	return out
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/_requests":
+		w.Header().Set("Content-Type", "application/json")
+		reqs := s.Requests()
+		if reqs == nil {
+			reqs = []Recorded{}
+		}
+		_ = json.NewEncoder(w).Encode(reqs)
+	case r.Method == http.MethodGet && (r.URL.Path == "/v1/models" || r.URL.Path == "/models"):
+		s.serveModels(w, r)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+		s.serveModel(w, r, FormatAnthropic)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		s.serveModel(w, r, FormatResponses)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+		s.serveModel(w, r, FormatChat)
+	case r.Method == http.MethodGet && r.URL.Path == "/":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "aos scripted model server (a fake model for tests): POST /v1/messages, /v1/responses, /v1/chat/completions; GET /v1/models, /_requests")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	var ids []string
+	for _, sc := range s.set.Scripts {
+		ids = append(ids, provider.ScriptPrefix+sc.Name)
+	}
+	ids = append(ids, s.set.Models...)
+	w.Header().Set("Content-Type", "application/json")
+	s.record(Recorded{Time: s.now(), Method: r.Method, Path: r.URL.Path, Header: redactHeader(r.Header), Status: 200})
+	if r.Header.Get("Anthropic-Version") != "" {
+		var data []any
+		for _, id := range ids {
+			data = append(data, map[string]any{"type": "model", "id": id, "display_name": id, "created_at": "2026-01-01T00:00:00Z"})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "has_more": false, "first_id": ids[0], "last_id": ids[len(ids)-1]})
+		return
+	}
+	var data []any
+	for _, id := range ids {
+		data = append(data, map[string]any{"id": id, "object": "model", "created": 1767225600, "owned_by": "aos-script"})
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+}
+
+// attempt returns the retry number of this call and where it came from.
+func (s *Server) attempt(r *http.Request, body []byte) (int, string) {
+	if v := r.Header.Get(provider.AttemptHeader); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return n, "header"
+		}
+	}
+	key := sha256.Sum256(append([]byte(r.URL.Path+"\x00"), body...))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.attempts[key]
+	s.attempts[key] = n + 1
+	return n, "counter"
+}
+
+func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	rec := Recorded{Time: s.now(), Method: r.Method, Path: r.URL.Path, Header: redactHeader(r.Header), Format: f}
+	if json.Valid(body) {
+		rec.Body = body
+	}
+	defer func() { s.record(rec) }()
+	if err != nil {
+		rec.Status, rec.Error = 400, "read body: "+err.Error()
+		writeError(w, f, 400, "", rec.Error, 0)
+		return
+	}
+	rec.Attempt, rec.AttemptSource = s.attempt(r, body)
+	conv, err := parseConversation(f, body)
+	if err != nil {
+		rec.Status, rec.Error = 400, err.Error()
+		writeError(w, f, 400, "", "scripted model server: "+err.Error(), 0)
+		return
+	}
+	rec.Turn = conv.AssistantTurns
+	sc, err := s.set.selectScript(conv)
+	if err != nil {
+		rec.Status, rec.Error = 400, err.Error()
+		writeError(w, f, 400, "", "scripted model server: "+err.Error(), 0)
+		return
+	}
+	rec.Script = sc.Name
+	turn, err := sc.turnFor(conv.AssistantTurns)
+	if err != nil {
+		rec.Status, rec.Error = 400, err.Error()
+		writeError(w, f, 400, "", "scripted model server: "+err.Error(), 0)
+		return
+	}
+	for _, a := range turn.Expect {
+		if err := a.Check(conv); err != nil {
+			rec.Status = 400
+			rec.Error = fmt.Sprintf("script %s turn %d: %v", sc.Name, conv.AssistantTurns, err)
+			writeError(w, f, 400, "", "scripted model server: "+rec.Error, 0)
+			return
+		}
+	}
+	ctx := r.Context()
+	if turn.Delay > 0 {
+		if err := sleepCtx(ctx, time.Duration(turn.Delay)); err != nil {
+			rec.Error = "client gone during delay"
+			return
+		}
+	}
+	e := turn.Error
+	failing := e != nil && (e.Times == 0 || rec.Attempt < e.Times)
+	if failing && !e.Drop && !e.MidStream {
+		rec.Status = e.Status
+		rec.Error = fmt.Sprintf("scripted error %d", e.Status)
+		writeError(w, f, e.Status, e.Type, e.Message, time.Duration(e.RetryAfter))
+		return
+	}
+	rep, err := resolve(sc, conv.AssistantTurns, turn, conv, len(body))
+	if err != nil {
+		rec.Status, rec.Error = 500, err.Error()
+		writeError(w, f, 500, "", "scripted model server: "+err.Error(), 0)
+		return
+	}
+	rec.Status = 200
+	if !conv.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		var obj any
+		switch f {
+		case FormatAnthropic:
+			obj = rep.anthropicMessage()
+		case FormatResponses:
+			obj = rep.responsesObject(true)
+		case FormatChat:
+			obj = rep.chatCompletion()
+		}
+		_ = json.NewEncoder(w).Encode(obj)
+		return
+	}
+	em := newEmitter(ctx, w, f != FormatChat, turn)
+	if failing && e.Drop {
+		em.drop = true
+		rec.Error = "scripted dropped connection"
+	}
+	if failing && e.MidStream {
+		rec.Error = fmt.Sprintf("scripted mid-stream error %d", e.Status)
+		em.midError = func(em *emitter) error {
+			typ := errorType(f, e.Status, e.Type)
+			msg := e.Message
+			if msg == "" {
+				msg = http.StatusText(e.Status)
+			}
+			if f == FormatAnthropic {
+				return em.send("error", map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+			}
+			return em.send("error", map[string]any{"type": "error", "code": typ, "message": msg, "param": nil,
+				"error": map[string]any{"type": typ, "message": msg}})
+		}
+	}
+	switch f {
+	case FormatAnthropic:
+		err = writeAnthropic(em, rep)
+	case FormatResponses:
+		err = writeResponses(em, rep)
+	case FormatChat:
+		err = writeChat(em, rep)
+	}
+	if err != nil && !errors.Is(err, errStopStream) && rec.Error == "" {
+		rec.Error = "stream: " + err.Error()
+	}
+}
+
+// errorType is the provider error type for a status.
+func errorType(f Format, status int, typ string) string {
+	if typ != "" {
+		return typ
+	}
+	switch status {
+	case 400:
+		return "invalid_request_error"
+	case 401:
+		if f == FormatAnthropic {
+			return "authentication_error"
+		}
+		return "invalid_api_key"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 429:
+		return "rate_limit_error"
+	case 529, 503:
+		return "overloaded_error"
+	}
+	return "api_error"
+}
+
+// writeError answers an HTTP error in the shape of format f.
+func writeError(w http.ResponseWriter, f Format, status int, typ, msg string, retryAfter time.Duration) {
+	typ = errorType(f, status, typ)
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
+		h.Set("Retry-After-Ms", strconv.FormatInt(retryAfter.Milliseconds(), 10))
+	}
+	if provider.RetryableStatus(status) {
+		h.Set("X-Should-Retry", "true")
+	}
+	w.WriteHeader(status)
+	var body any
+	if f == FormatAnthropic {
+		h.Set("Request-Id", "req_scripted")
+		body = map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}, "request_id": "req_scripted"}
+	} else {
+		code := any(nil)
+		if strings.HasSuffix(typ, "_key") || status == 429 {
+			code = typ
+		}
+		otype := typ
+		if status == 401 {
+			otype = "invalid_request_error"
+		}
+		body = map[string]any{"error": map[string]any{"message": msg, "type": otype, "param": nil, "code": code}}
+	}
+	_ = json.NewEncoder(w).Encode(body)
+}
