@@ -1,0 +1,259 @@
+package sandbox_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aos-run/aos/internal/sandbox"
+)
+
+// Each refusal is checked from outside and paired with a positive control,
+// so that a sandbox that breaks everything cannot pass.
+
+func TestWriteOutsideWorkspaceRefused(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	host := filepath.Join(st.outside, "host.txt")
+	writeFile(t, host, "original")
+	out := st.sh(t, sandbox.NetworkNone, fmt.Sprintf("echo pwned > %q; echo new > %q/new; echo inside > inside.txt", host, st.outside))
+	if b, _ := os.ReadFile(host); string(b) != "original" {
+		t.Errorf("host file changed to %q; output %s", b, out.Output)
+	}
+	if _, err := os.Stat(filepath.Join(st.outside, "new")); !os.IsNotExist(err) {
+		t.Errorf("new file created outside the workspace: %v", err)
+	}
+	// Positive control.
+	if b, _ := os.ReadFile(filepath.Join(st.workspace, "inside.txt")); string(b) != "inside\n" {
+		t.Errorf("write inside the workspace failed: %q; output %s", b, out.Output)
+	}
+}
+
+func TestProtectedReadRefused(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	out := st.sh(t, sandbox.NetworkNone, fmt.Sprintf("cat %q/.ssh/id_rsa; echo \"ls=[$(ls -A %q/.ssh)]\"; cat %q/notes.txt", st.home, st.home, st.home))
+	if strings.Contains(string(out.Output), "PRIVATE-KEY-CANARY") || !strings.Contains(string(out.Output), "ls=[]") {
+		t.Errorf("protected key visible: %s", out.Output)
+	}
+	if !strings.Contains(string(out.Output), "public notes") {
+		t.Errorf("positive control: unprotected file not readable: %s", out.Output)
+	}
+}
+
+func TestExtraDenyRead(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	secret := filepath.Join(st.outside, "secret.env")
+	writeFile(t, secret, "TOKEN=CANARY")
+	out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "cat " + secret + "; echo done", Workspace: st.workspace, ExtraDenyRead: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out.Output), "CANARY") || !strings.Contains(string(out.Output), "done") {
+		t.Errorf("output %s", out.Output)
+	}
+	// A missing deny path must leave no placeholder behind.
+	missing := filepath.Join(st.outside, "missing.env")
+	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, ExtraDenyRead: []string{missing}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(missing); !os.IsNotExist(err) {
+		t.Errorf("placeholder left at %s: %v", missing, err)
+	}
+}
+
+func TestNetworkNoneRefusesLoopback(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tcp.Close() })
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = udp.Close() })
+	tport := tcp.Addr().(*net.TCPAddr).Port
+	uport := udp.LocalAddr().(*net.UDPAddr).Port
+	cmd := fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d; echo tcp=$?; echo hi > /dev/udp/127.0.0.1/%d; echo udp=$?", tport, uport)
+
+	accepted := make(chan struct{}, 4)
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	gotUDP := func() bool {
+		_ = udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_, _, err := udp.ReadFrom(make([]byte, 16))
+		return err == nil
+	}
+
+	out := st.sh(t, sandbox.NetworkNone, cmd)
+	if gotUDP() {
+		t.Errorf("UDP datagram arrived under network none; output %s", out.Output)
+	}
+	select {
+	case <-accepted:
+		t.Errorf("TCP connection arrived under network none; output %s", out.Output)
+	default:
+	}
+	// Positive control: the same command under network open reaches both.
+	out = st.sh(t, sandbox.NetworkOpen, cmd)
+	if !gotUDP() {
+		t.Errorf("positive control: no UDP datagram under network open; output %s", out.Output)
+	}
+	select {
+	case <-accepted:
+	case <-time.After(5 * time.Second):
+		t.Errorf("positive control: no TCP connection under network open; output %s", out.Output)
+	}
+}
+
+func TestUnixSocketRefused(t *testing.T) {
+	t.Parallel()
+	for _, n := range []sandbox.Network{sandbox.NetworkNone, sandbox.NetworkOpen} {
+		st := newSetup(t)
+		sock := filepath.Join(st.outside, "s.sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "connect-unix", sock}, Workspace: st.workspace, Network: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.ExitCode == 0 {
+			t.Errorf("%s: helper connected: %s", n, out.Output)
+		}
+		// Positive control: the same helper, unsandboxed, connects.
+		if b, err := exec.Command(os.Args[0], "helper", "connect-unix", sock).CombinedOutput(); err != nil {
+			t.Fatalf("positive control: %v: %s", err, b)
+		}
+		if c, err := l.Accept(); err == nil {
+			_ = c.Close()
+		}
+		if ul, ok := l.(*net.UnixListener); ok {
+			_ = ul.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		}
+		if c, err := l.Accept(); err == nil {
+			_ = c.Close()
+			t.Errorf("%s: unix socket connected; output %s", n, out.Output)
+		}
+		if ul, ok := l.(*net.UnixListener); ok {
+			_ = ul.SetDeadline(time.Time{})
+		}
+	}
+}
+
+func TestMetadataChangesRefused(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	host := filepath.Join(st.outside, "meta.txt")
+	writeFile(t, host, "x")
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(host, old, old); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(host)
+	devBefore, _ := os.Stat("/dev/null")
+	writeFile(t, filepath.Join(st.workspace, "script.sh"), "#!/bin/sh\n")
+	out := st.sh(t, sandbox.NetworkNone, fmt.Sprintf(
+		"chmod 600 %[1]q; chown $(id -u):$(id -g) %[1]q; touch -d 2020-01-01 %[1]q; %[2]q helper setxattr %[1]q;"+
+			"chmod 600 /dev/null; touch -d 2020-01-01 /dev/null; chmod +x script.sh", host, os.Args[0]))
+	after, _ := os.Stat(host)
+	if after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("host file metadata changed: %v %v -> %v %v; output %s", before.Mode(), before.ModTime(), after.Mode(), after.ModTime(), out.Output)
+	}
+	if x, _ := getxattr(host); x != "" {
+		t.Errorf("xattr set on host file: %q", x)
+	}
+	devAfter, _ := os.Stat("/dev/null")
+	if devAfter.Mode() != devBefore.Mode() || !devAfter.ModTime().Equal(devBefore.ModTime()) {
+		t.Errorf("host /dev/null changed: %v -> %v; output %s", devBefore.Mode(), devAfter.Mode(), out.Output)
+	}
+	// Positive control: chmod inside the workspace works.
+	if fi, _ := os.Stat(filepath.Join(st.workspace, "script.sh")); fi.Mode()&0o100 == 0 {
+		t.Errorf("positive control: chmod +x in workspace failed; output %s", out.Output)
+	}
+}
+
+func TestRemountAndUnshareRefused(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	host := filepath.Join(st.outside, "host.txt")
+	writeFile(t, host, "original")
+	out := st.sh(t, sandbox.NetworkNone, fmt.Sprintf(
+		"mount -o remount,rw / 2>&1; echo remount=$?; mount -t tmpfs none %[1]q 2>&1; echo mount=$?;"+
+			"unshare -U true 2>&1; echo unshare_user=$?; unshare -rm true 2>&1; echo unshare_root=$?; unshare -n true 2>&1; echo unshare_net=$?;"+
+			"echo pwned > %[2]q; echo done", st.outside, host))
+	s := string(out.Output)
+	for _, want := range []string{"remount=", "mount=", "unshare_user=", "unshare_root=", "unshare_net="} {
+		if strings.Contains(s, want+"0\n") {
+			t.Errorf("%s succeeded: %s", strings.TrimSuffix(want, "="), s)
+		}
+	}
+	if b, _ := os.ReadFile(host); string(b) != "original" {
+		t.Errorf("host file changed after remount attempts: %q", b)
+	}
+	if !strings.Contains(s, "done") {
+		t.Errorf("positive control: command did not run to the end: %s", s)
+	}
+}
+
+func TestEnvironmentAllowlist(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-canary")
+	t.Setenv("AOS_SECRET", "canary")
+	st := newSetup(t)
+	out := st.sh(t, sandbox.NetworkNone, "env")
+	s := string(out.Output)
+	if strings.Contains(s, "ANTHROPIC_API_KEY") || strings.Contains(s, "canary") {
+		t.Errorf("worker env leaked: %s", s)
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		got[k] = v
+	}
+	for _, k := range []string{"PATH", "HOME", "LANG", "TMPDIR", "TERM"} {
+		if got[k] == "" {
+			t.Errorf("positive control: %s missing from %s", k, s)
+		}
+	}
+	if got["HOME"] == st.home || got["HOME"] == os.Getenv("HOME") {
+		t.Errorf("HOME is the real home: %s", got["HOME"])
+	}
+}
+
+func TestExitCodesAndSetupErrors(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	for _, c := range []struct {
+		cmd  string
+		code int
+	}{{"true", 0}, {"exit 1", 1}, {"exit 42", 42}} {
+		if out := st.sh(t, sandbox.NetworkNone, c.cmd); out.ExitCode != c.code {
+			t.Errorf("%q: exit %d, want %d", c.cmd, out.ExitCode, c.code)
+		}
+	}
+	// bwrap exits 1 for its own failures too; the status fd tells them apart.
+	_, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{"/nonexistent/binary"}, Workspace: st.workspace})
+	var se *sandbox.SetupError
+	if !asErr(err, &se) {
+		t.Fatalf("missing binary: err %v, want *SetupError", err)
+	}
+}

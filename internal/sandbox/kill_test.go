@@ -1,0 +1,150 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aos-run/aos/internal/sandbox"
+)
+
+func TestTimeoutKillsTrappedSetsidChildren(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	marker := fmt.Sprintf("%d.%d", time.Now().UnixNano()%100000, os.Getpid())
+	// The parent shell and a setsid'd, nohup'd grandchild both ignore TERM
+	// and hold the output pipe.
+	cmd := fmt.Sprintf(`trap "" TERM; setsid nohup sh -c 'trap "" TERM; exec sleep 1%s' >/dev/null 2>&1 & echo started; while :; do sleep 1%s; done`, marker, marker)
+	start := time.Now()
+	out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.TimedOut {
+		t.Errorf("TimedOut false: %+v", out)
+	}
+	if el := time.Since(start); el > 500*time.Millisecond+sandbox.DefaultKillGrace+3*time.Second {
+		t.Errorf("Run took %v", el)
+	}
+	if !strings.Contains(string(out.Output), "started") {
+		t.Errorf("output %q", out.Output)
+	}
+	waitFor(t, 5*time.Second, "no process with marker "+marker, func() bool { return len(processesWith(marker)) == 0 })
+}
+
+func TestCancelKillsEverything(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	marker := fmt.Sprintf("2%d", time.Now().UnixNano()%100000)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan sandbox.Outcome, 1)
+	go func() {
+		out, _ := st.sb.Run(ctx, sandbox.Spec{Command: "sleep 3" + marker + " & wait", Workspace: st.workspace})
+		done <- out
+	}()
+	waitFor(t, 10*time.Second, "sleep to start", func() bool { return len(processesWith("3"+marker)) > 0 })
+	cancel()
+	select {
+	case out := <-done:
+		if !out.Cancelled {
+			t.Errorf("Cancelled false: %+v", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	waitFor(t, 5*time.Second, "sleep to die", func() bool { return len(processesWith("3"+marker)) == 0 })
+}
+
+func TestOutputCapExact(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	for _, c := range []struct {
+		n        int
+		exceeded bool
+	}{{sandbox.DefaultOutputCap, false}, {sandbox.DefaultOutputCap + 1, true}, {5 * sandbox.DefaultOutputCap, true}} {
+		cmd := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' a", c.n)
+		if c.exceeded {
+			cmd += "; sleep 30" // only the cap's kill can end it in time
+		}
+		out := st.sh(t, sandbox.NetworkNone, cmd)
+		want := min(c.n, sandbox.DefaultOutputCap)
+		if len(out.Output) != want || out.OutputExceeded != c.exceeded {
+			t.Errorf("n=%d: got %d bytes exceeded=%v, want %d exceeded=%v", c.n, len(out.Output), out.OutputExceeded, want, c.exceeded)
+		}
+		if len(bytes.Trim(out.Output, "a")) != 0 {
+			t.Errorf("n=%d: unexpected bytes in output", c.n)
+		}
+		if out.TimedOut {
+			t.Errorf("n=%d: timed out instead of being killed at the cap", c.n)
+		}
+	}
+}
+
+func TestSymlinkedWritableRootRefused(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	link := filepath.Join(st.outside, "link")
+	if err := os.Symlink(st.workspace, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []sandbox.Spec{
+		{Command: "true", Workspace: link},
+		{Command: "true", Workspace: "relative/path"},
+		{Command: "true", Workspace: st.workspace, TmpDir: link},
+		{Command: "true", Workspace: st.workspace, Network: "lan"},
+		{Command: "true", Workspace: st.workspace, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}},
+		{Command: "true", Workspace: filepath.Join(st.home, ".ssh")},
+	} {
+		_, err := st.sb.Run(t.Context(), spec)
+		var se *sandbox.SpecError
+		if !errors.As(err, &se) {
+			t.Errorf("%+v: err %v, want *SpecError", spec, err)
+		}
+	}
+	// Positive control.
+	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace}); err != nil {
+		t.Errorf("positive control: %v", err)
+	}
+}
+
+func TestFailClosed(t *testing.T) {
+	ws := realTemp(t)
+	marker := filepath.Join(ws, "ran")
+	cases := []struct {
+		name string
+		cfg  func(t *testing.T) sandbox.Config
+	}{
+		{"bwrap hidden from PATH", func(t *testing.T) sandbox.Config {
+			t.Setenv("PATH", t.TempDir())
+			return sandbox.Config{}
+		}},
+		{"probe made to fail", func(t *testing.T) sandbox.Config {
+			return sandbox.Config{ProbeCommand: []string{"/bin/true"}}
+		}},
+		{"probe check fails", func(t *testing.T) sandbox.Config {
+			// Hiding the workspace breaks the positive control.
+			return sandbox.Config{ProbeCommand: []string{"/bin/sh", "-c", "echo 'AOS-PROBE-RESULT [{\"name\":\"x\",\"ok\":false}]'"}}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSandbox(t, c.cfg(t))
+			_, err := s.Run(t.Context(), sandbox.Spec{Command: "touch " + marker, Workspace: ws})
+			var ue *sandbox.UnavailableError
+			if !errors.As(err, &ue) || ue.Fix == "" {
+				t.Fatalf("err %v, want *UnavailableError with a fix", err)
+			}
+			if _, err := os.Stat(marker); !os.IsNotExist(err) {
+				t.Fatalf("command ran despite failed probe")
+			}
+			t.Logf("error: %v", err)
+		})
+	}
+}
