@@ -1,0 +1,98 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+// TransientEvent is a live-only event (model.delta): never persisted,
+// delivered to listeners of this process with id -1.
+type TransientEvent struct {
+	MissionID string
+	RunID     string
+	Kind      string
+	Payload   any
+}
+
+// hub fans transient events out to subscribers; a slow subscriber loses
+// events rather than blocking the run.
+type hub struct {
+	mu   sync.Mutex
+	subs map[chan TransientEvent]struct{} // guarded by mu
+}
+
+func newHub() *hub { return &hub{subs: map[chan TransientEvent]struct{}{}} }
+
+func (h *hub) publish(e TransientEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- e:
+		default:
+		}
+	}
+}
+
+// SubscribeTransient returns live transient events of this process until
+// ctx ends. A subscriber that falls 256 events behind misses events.
+func (k *Kernel) SubscribeTransient(ctx context.Context) <-chan TransientEvent {
+	ch := make(chan TransientEvent, 256)
+	k.transient.mu.Lock()
+	k.transient.subs[ch] = struct{}{}
+	k.transient.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		k.transient.mu.Lock()
+		delete(k.transient.subs, ch)
+		k.transient.mu.Unlock()
+		close(ch)
+	}()
+	return ch
+}
+
+// ListenEvents calls fn for every persisted event with id > cursor (of one
+// mission when missionID is set), in id order, then for new ones as they
+// commit, until ctx ends or fn fails. New events are noticed through the
+// local bell (this process), the store's doorbell (PostgreSQL NOTIFY) and
+// a poll every Options.Poll as a fallback. It returns ctx's error or fn's.
+func (k *Kernel) ListenEvents(ctx context.Context, cursor int64, missionID string, fn func(store.Event) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	door, err := k.st.Doorbell(ctx)
+	if err != nil {
+		return fmt.Errorf("listen events: %w", err)
+	}
+	for {
+		bell := k.bellChan()
+		for {
+			evs, err := k.st.ListEvents(ctx, store.ListEventsParams{After: cursor, MissionID: missionID, Limit: 500})
+			if err != nil && !k.st.IsTransient(err) {
+				return fmt.Errorf("listen events: %w", err)
+			}
+			for _, e := range evs {
+				if err := fn(e); err != nil {
+					return err
+				}
+				cursor = e.ID
+			}
+			if len(evs) < 500 {
+				break
+			}
+		}
+		t := time.NewTimer(k.opts.Poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-bell:
+		case <-door:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}

@@ -1,0 +1,236 @@
+package kernel
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+// Kernel is durable execution over one store. It is safe for concurrent use.
+type Kernel struct {
+	st   store.Store
+	opts Options
+
+	bellMu sync.Mutex
+	bell   chan struct{} // closed and replaced to wake local waiters; guarded by bellMu
+
+	transient *hub
+}
+
+// New returns a kernel over st, which must be migrated.
+func New(st store.Store, opts Options) *Kernel {
+	opts.defaults()
+	return &Kernel{st: st, opts: opts, bell: make(chan struct{}), transient: newHub()}
+}
+
+// Store returns the kernel's store.
+func (k *Kernel) Store() store.Store { return k.st }
+
+func (k *Kernel) now() int64 { return k.opts.Now().UnixMilli() }
+
+// ring wakes local waiters (idle workers, event listeners) after a commit.
+func (k *Kernel) ring() {
+	k.bellMu.Lock()
+	close(k.bell)
+	k.bell = make(chan struct{})
+	k.bellMu.Unlock()
+}
+
+func (k *Kernel) bellChan() <-chan struct{} {
+	k.bellMu.Lock()
+	defer k.bellMu.Unlock()
+	return k.bell
+}
+
+// newID returns a random UUID v4.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// tx runs fn in a transaction, retrying passing database faults with
+// backoff until ctx ends. fn must be safe to run again from the top.
+func (k *Kernel) tx(ctx context.Context, fn func(q store.Queries) error) error {
+	return k.retry(ctx, func() error { return k.st.Tx(ctx, fn) })
+}
+
+func (k *Kernel) retry(ctx context.Context, fn func() error) error {
+	backoff := 25 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !k.st.IsTransient(err) {
+			return err
+		}
+		k.opts.Logger.Warn("database fault; retrying", "err", err.Error(), "backoff", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (gave up: %v)", err, context.Cause(ctx))
+		case <-t.C:
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+func jsonOrEmpty(v any) (json.RawMessage, error) {
+	if v == nil {
+		return json.RawMessage("{}"), nil
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		if !json.Valid(raw) {
+			return nil, &Error{Code: CodeInvalidInput, Seq: -1, Msg: "not valid JSON"}
+		}
+		return CanonicalJSON(raw)
+	}
+	b, err := CanonicalJSON(v)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidInput, Seq: -1, Msg: err.Error()}
+	}
+	return b, nil
+}
+
+func (k *Kernel) event(ctx context.Context, q store.Queries, missionID, runID string, seq *int, kind string, payload any) error {
+	b, err := CanonicalJSON(payload)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", kind, err)
+	}
+	_, err = q.InsertEvent(ctx, store.Event{MissionID: missionID, RunID: runID, Seq: seq, Kind: kind, Payload: b, CreatedAt: k.now()})
+	return err
+}
+
+// MissionSpec creates a mission and its root run.
+type MissionSpec struct {
+	ProjectID string
+	Title     string
+	// Spec is stored on the mission as given (objective, criteria, …).
+	Spec any
+	// Logic names the registered logic that runs the root run.
+	Logic string
+	// Input is the root run's input.
+	Input  any
+	Budget Budget
+}
+
+// CreateMission creates a mission and its root run, queued.
+func (k *Kernel) CreateMission(ctx context.Context, s MissionSpec) (missionID, rootRunID string, err error) {
+	if s.Logic == "" {
+		return "", "", &Error{Code: CodeInvalidInput, Seq: -1, Msg: "mission needs a logic"}
+	}
+	if err := validBudget(s.Budget); err != nil {
+		return "", "", err
+	}
+	spec, err := jsonOrEmpty(s.Spec)
+	if err != nil {
+		return "", "", err
+	}
+	input, err := jsonOrEmpty(s.Input)
+	if err != nil {
+		return "", "", err
+	}
+	missionID, rootRunID = newID(), newID()
+	now := k.now()
+	err = k.tx(ctx, func(q store.Queries) error {
+		if err := q.InsertMission(ctx, store.Mission{ID: missionID, ProjectID: s.ProjectID, Title: s.Title, Spec: spec, Status: StatusQueued,
+			RootRunID: rootRunID, CreatedAt: now, UpdatedAt: now}); err != nil {
+			return err
+		}
+		if err := q.InsertRun(ctx, k.newRun(rootRunID, missionID, "", s.Logic, input, s.Budget, now)); err != nil {
+			return err
+		}
+		return k.event(ctx, q, missionID, rootRunID, nil, "mission.created", map[string]any{"missionId": missionID, "rootRunId": rootRunID, "title": s.Title})
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("create mission: %w", err)
+	}
+	k.ring()
+	return missionID, rootRunID, nil
+}
+
+func validBudget(b Budget) error {
+	if b.USD < 0 || b.Turns < 0 || b.WallSec < 0 {
+		return &Error{Code: CodeInvalidInput, Seq: -1, Msg: "budgets must not be negative"}
+	}
+	return nil
+}
+
+func (k *Kernel) newRun(id, missionID, parent, logic string, input json.RawMessage, b Budget, now int64) store.Run {
+	return store.Run{ID: id, MissionID: missionID, ParentRunID: parent, Logic: logic, Input: input, Status: StatusQueued,
+		BudgetUSD: b.USD, BudgetTurns: b.Turns, BudgetWallSec: b.WallSec, CreatedAt: now, UpdatedAt: now}
+}
+
+// RunSpec creates a child run.
+type RunSpec struct {
+	Logic  string
+	Input  any
+	Budget Budget
+}
+
+// CreateRun creates a queued child run of parentRunID, in its mission.
+func (k *Kernel) CreateRun(ctx context.Context, parentRunID string, s RunSpec) (string, error) {
+	if s.Logic == "" {
+		return "", &Error{Code: CodeInvalidInput, Seq: -1, Msg: "run needs a logic"}
+	}
+	if err := validBudget(s.Budget); err != nil {
+		return "", err
+	}
+	input, err := jsonOrEmpty(s.Input)
+	if err != nil {
+		return "", err
+	}
+	id := newID()
+	err = k.tx(ctx, func(q store.Queries) error {
+		parent, err := q.GetRun(ctx, parentRunID)
+		if errors.Is(err, store.ErrNotFound) {
+			return &Error{Code: CodeNotFound, RunID: parentRunID, Seq: -1, Msg: "no such parent run"}
+		}
+		if err != nil {
+			return err
+		}
+		now := k.now()
+		if err := q.InsertRun(ctx, k.newRun(id, parent.MissionID, parent.ID, s.Logic, input, s.Budget, now)); err != nil {
+			return err
+		}
+		return k.event(ctx, q, parent.MissionID, id, nil, "run.created", map[string]any{"runId": id, "parentRunId": parent.ID})
+	})
+	if err != nil {
+		return "", fmt.Errorf("create run: %w", err)
+	}
+	k.ring()
+	return id, nil
+}
+
+// GetRun returns a run.
+func (k *Kernel) GetRun(ctx context.Context, id string) (store.Run, error) {
+	r, err := k.st.GetRun(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return r, &Error{Code: CodeNotFound, RunID: id, Seq: -1, Msg: "no such run"}
+	}
+	return r, err
+}
+
+// GetMission returns a mission.
+func (k *Kernel) GetMission(ctx context.Context, id string) (store.Mission, error) {
+	m, err := k.st.GetMission(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return m, &Error{Code: CodeNotFound, Seq: -1, Msg: "no such mission " + id}
+	}
+	return m, err
+}
+
+// mirror sets the mission's status to the root run's.
+func (k *Kernel) mirror(ctx context.Context, q store.Queries, run store.Run, status string, result json.RawMessage, endedAt int64) error {
+	if run.ParentRunID != "" {
+		return nil
+	}
+	return q.UpdateMissionStatus(ctx, store.UpdateMissionStatusParams{ID: run.MissionID, Status: status, Result: result, EndedAt: endedAt, Now: k.now()})
+}

@@ -1,0 +1,539 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+// Step kinds the kernel itself journals.
+const (
+	KindWait          = "wait"
+	KindTimer         = "timer"
+	KindNow           = "now"
+	KindUUID          = "uuid"
+	KindEmit          = "emit"
+	KindOwnerMessages = "owner_messages"
+	// KindReconcile is the wait kind-name used for reconcile questions.
+	reconcileName = "reconcile"
+)
+
+// Reconcile question options (seed §2 point 4).
+const (
+	ReconcileRan    = "it ran — continue"
+	ReconcileRerun  = "it did not run — run it"
+	ReconcileAbort  = "abort"
+	maxEventBodyLen = 16 << 10
+)
+
+// ReconcileOptions are the answers a reconcile question offers.
+func ReconcileOptions() []string { return []string{ReconcileRan, ReconcileRerun, ReconcileAbort} }
+
+func (rc *runCtx) idemKey(seq int) string { return fmt.Sprintf("%s/%d", rc.run.ID, seq) }
+
+func (rc *runCtx) hook(h func(*Hooks) func(string, int), seq int) {
+	if rc.k.opts.Hooks == nil {
+		return
+	}
+	if f := h(rc.k.opts.Hooks); f != nil {
+		f(rc.run.ID, seq)
+	}
+}
+
+// reservedKinds are journaled by the kernel itself; Step refuses them.
+func reservedKind(kind string) bool {
+	switch kind {
+	case KindWait, KindTimer, KindNow, KindUUID, KindEmit, KindOwnerMessages:
+		return true
+	}
+	return false
+}
+
+// step is the step protocol of seed §2. fresh, when set, replaces intent +
+// exec for a step with no record (waits and timers, which suspend).
+func (rc *runCtx) step(seq int, spec StepSpec, exec ExecFunc, fresh func(seq int, reqJSON []byte, hash string) error) (json.RawMessage, error) {
+	if !spec.Effect.valid() || spec.Kind == "" || spec.Name == "" {
+		return nil, &Error{Code: CodeInvalidInput, RunID: rc.run.ID, Seq: seq, Msg: fmt.Sprintf("step needs a kind, a name and a valid effect (got %q/%q/%q)", spec.Kind, spec.Name, spec.Effect)}
+	}
+	reqJSON, hash, err := HashRequest(spec.Request)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidInput, RunID: rc.run.ID, Seq: seq, Msg: "request cannot be hashed", Err: err}
+	}
+	if err := rc.ctxErr(); err != nil {
+		return nil, err
+	}
+	if rec, ok := rc.recorded[seq]; ok {
+		if rec.Kind != spec.Kind || rec.Name != spec.Name || rec.RequestHash != hash {
+			return nil, &NonDeterminismError{RunID: rc.run.ID, Seq: seq, RecordedKind: rec.Kind, Kind: spec.Kind,
+				RecordedName: rec.Name, Name: spec.Name, RecordedHash: rec.RequestHash, Hash: hash}
+		}
+		switch rec.Status {
+		case "completed":
+			rc.addUsage(rec)
+			return rec.Result, nil
+		case "failed":
+			return nil, stepErrorFrom(rc.run.ID, rec)
+		case "started":
+			return rc.resume(seq, spec, rec, exec)
+		case "needs_reconcile":
+			return rc.afterReconcile(seq, spec, rec, exec)
+		}
+		return nil, fmt.Errorf("kernel: step %d has unknown status %q", seq, rec.Status)
+	}
+	if fresh != nil {
+		return nil, fresh(seq, reqJSON, hash)
+	}
+	if spec.Effect == EffectModelCall {
+		if err := rc.checkBudget(); err != nil {
+			return nil, err
+		}
+	}
+	rc.hook(func(h *Hooks) func(string, int) { return h.BeforeIntent }, seq)
+	if err := rc.intent(seq, spec, reqJSON, hash); err != nil {
+		return nil, err
+	}
+	rc.hook(func(h *Hooks) func(string, int) { return h.AfterIntent }, seq)
+	return rc.execute(seq, spec, reqJSON, exec)
+}
+
+func stepErrorFrom(runID string, rec store.Step) error {
+	var e struct {
+		Message string `json:"message"`
+		Code    string `json:"code"`
+	}
+	_ = json.Unmarshal(rec.Error, &e)
+	if e.Code == string(CodeReconcileAbort) {
+		return &Error{Code: CodeReconcileAbort, RunID: runID, Seq: rec.Seq, Msg: e.Message}
+	}
+	return &StepError{RunID: runID, Seq: rec.Seq, Name: rec.Name, Message: e.Message}
+}
+
+func (rc *runCtx) addUsage(rec store.Step) {
+	if len(rec.Usage) == 0 {
+		return
+	}
+	var u Usage
+	if json.Unmarshal(rec.Usage, &u) == nil {
+		rc.mu.Lock()
+		rc.usage = rc.usage.add(u)
+		rc.mu.Unlock()
+	}
+}
+
+// intent records that the step is about to execute.
+func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) error {
+	now := rc.k.now()
+	s := rc.startedRow(seq, spec, reqJSON, hash, 0)
+	err := rc.k.tx(rc.ctx, func(q store.Queries) error {
+		cancel, err := q.FenceRun(rc.ctx, rc.fence, now, 0)
+		if err != nil {
+			return err
+		}
+		if cancel {
+			return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
+		}
+		if err := q.InsertStep(rc.ctx, s); err != nil {
+			return err
+		}
+		return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.started", stepEventPayload(s, "request", reqJSON))
+	})
+	if errors.Is(err, ErrCancelled) {
+		rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
+		return err
+	}
+	if err != nil {
+		return rc.fenceErr(fmt.Errorf("record intent of step %d: %w", seq, err))
+	}
+	rc.k.ring()
+	return nil
+}
+
+func stepEventPayload(s store.Step, bodyKey string, body []byte) map[string]any {
+	p := map[string]any{"seq": s.Seq, "kind": s.Kind, "name": s.Name, "effect": s.Effect}
+	if len(body) <= maxEventBodyLen {
+		p[bodyKey] = json.RawMessage(body)
+	} else {
+		p["truncated"] = true
+	}
+	return p
+}
+
+// execute runs exec and records its outcome.
+func (rc *runCtx) execute(seq int, spec StepSpec, reqJSON []byte, exec ExecFunc) (json.RawMessage, error) {
+	out, execErr := exec(rc.ctx, rc.idemKey(seq))
+	if c := rc.ctxErr(); c != nil {
+		// Interrupted by cancel, shutdown or a lost lease: the step stays
+		// started, with no result, and is resumed or reconciled later.
+		return nil, c
+	}
+	rc.hook(func(h *Hooks) func(string, int) { return h.AfterExec }, seq)
+	if execErr != nil {
+		return nil, rc.finish(seq, spec, nil, execErr, Usage{})
+	}
+	res, err := CanonicalJSON(out.Result)
+	if err != nil {
+		return nil, rc.finish(seq, spec, nil, fmt.Errorf("result is not JSON: %w", err), Usage{})
+	}
+	u := out.Usage
+	if spec.Effect == EffectModelCall {
+		u.Turns = 1
+	}
+	if err := rc.finish(seq, spec, res, nil, u); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// finish records a step's result (or failure) with its usage and spend, in
+// one fenced transaction, written idempotently: if the commit's
+// acknowledgement was lost and the retry finds the step already finished,
+// the recorded row is read back instead.
+func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr error, u Usage) error {
+	now := rc.k.now()
+	p := store.FinishStepParams{RunID: rc.run.ID, Seq: seq, Status: "completed", Result: result, CostUSD: u.CostUSD, Now: now}
+	if execErr != nil {
+		p.Status = "failed"
+		p.Error, _ = CanonicalJSON(map[string]string{"message": execErr.Error()})
+		var ke *Error
+		if errors.As(execErr, &ke) && ke.Code == CodeReconcileAbort {
+			p.Error, _ = CanonicalJSON(map[string]string{"message": ke.Msg, "code": string(CodeReconcileAbort)})
+		}
+	}
+	if !u.isZero() {
+		p.Usage, _ = CanonicalJSON(u)
+	}
+	rc.mu.Lock()
+	total := rc.usage.add(u)
+	rc.mu.Unlock()
+	totalJSON, _ := CanonicalJSON(total)
+	day := time.UnixMilli(now).UTC().Format(time.DateOnly)
+	var cancel bool
+	err := rc.k.tx(rc.ctx, func(q store.Queries) error {
+		var err error
+		if cancel, err = q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
+			return err
+		}
+		if err := q.FinishStep(rc.ctx, p); err != nil {
+			return err
+		}
+		if !u.isZero() {
+			if err := q.AddRunUsage(rc.ctx, store.AddUsageParams{RunID: rc.run.ID, Usage: totalJSON, USD: u.CostUSD, Turns: u.Turns, NextSeq: seq + 1, Now: now}); err != nil {
+				return err
+			}
+			if u.CostUSD != 0 {
+				if err := q.AddMissionSpend(rc.ctx, rc.run.MissionID, u.CostUSD, now); err != nil {
+					return err
+				}
+				if err := q.AddSpend(rc.ctx, day, u.CostUSD); err != nil {
+					return err
+				}
+			}
+		}
+		s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
+		if execErr != nil {
+			return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.failed", stepEventPayload(s, "error", p.Error))
+		}
+		if err := rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.completed", stepEventPayload(s, "result", result)); err != nil {
+			return err
+		}
+		if u.isZero() {
+			return nil
+		}
+		return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "run.usage", map[string]any{"usage": total, "budget": rc.budget()})
+	})
+	if errors.Is(err, store.ErrConflict) {
+		// Already finished: a retried commit whose first attempt landed.
+		rec, gerr := rc.k.st.GetStep(rc.ctx, rc.run.ID, seq)
+		if gerr != nil {
+			return fmt.Errorf("read back step %d: %w", seq, gerr)
+		}
+		if rec.Status == "failed" {
+			return stepErrorFrom(rc.run.ID, rec)
+		}
+		err = nil
+	}
+	if err != nil {
+		return rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
+	}
+	rc.mu.Lock()
+	rc.usage = total
+	rc.mu.Unlock()
+	rc.k.ring()
+	rc.hook(func(h *Hooks) func(string, int) { return h.AfterCommit }, seq)
+	if cancel {
+		rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
+		return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
+	}
+	if execErr != nil {
+		return &StepError{RunID: rc.run.ID, Seq: seq, Name: spec.Name, Message: execErr.Error()}
+	}
+	return nil
+}
+
+func (rc *runCtx) budget() Budget {
+	return Budget{USD: rc.run.BudgetUSD, Turns: rc.run.BudgetTurns, WallSec: rc.run.BudgetWallSec}
+}
+
+// checkBudget hard-stops a new model call when a run budget or the daily
+// cap is used up.
+func (rc *runCtx) checkBudget() error {
+	rc.mu.Lock()
+	u := rc.usage
+	rc.mu.Unlock()
+	r := rc.run
+	switch {
+	case r.BudgetUSD > 0 && u.CostUSD >= r.BudgetUSD:
+		return &BudgetExhaustedError{RunID: r.ID, Scope: "usd", Limit: r.BudgetUSD, Used: u.CostUSD}
+	case r.BudgetTurns > 0 && u.Turns >= r.BudgetTurns:
+		return &BudgetExhaustedError{RunID: r.ID, Scope: "turns", Limit: float64(r.BudgetTurns), Used: float64(u.Turns)}
+	case r.BudgetWallSec > 0 && (rc.k.now()-r.StartedAt)/1000 >= r.BudgetWallSec:
+		return &BudgetExhaustedError{RunID: r.ID, Scope: "wall", Limit: float64(r.BudgetWallSec), Used: float64((rc.k.now() - r.StartedAt) / 1000)}
+	}
+	limit, err := rc.k.DailyCap(rc.ctx)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		spent, err := rc.k.SpentToday(rc.ctx)
+		if err != nil {
+			return err
+		}
+		if spent >= limit {
+			return &BudgetExhaustedError{RunID: r.ID, Scope: "daily", Limit: limit, Used: spent}
+		}
+	}
+	return nil
+}
+
+// resume handles a step found started: its execution was interrupted.
+func (rc *runCtx) resume(seq int, spec StepSpec, rec store.Step, exec ExecFunc) (json.RawMessage, error) {
+	switch spec.Kind {
+	case KindWait:
+		return rc.resumeWait(seq, rec)
+	case KindTimer:
+		return rc.resumeTimer(seq, rec)
+	}
+	if spec.Effect != EffectNonIdempotent {
+		if spec.Effect == EffectModelCall {
+			if err := rc.checkBudget(); err != nil {
+				return nil, err
+			}
+		}
+		return rc.execute(seq, spec, rec.Request, exec)
+	}
+	if spec.Reconcile != nil {
+		out, err := spec.Reconcile(rc.ctx, rec.Request, rec.IdemKey)
+		if c := rc.ctxErr(); c != nil {
+			return nil, c
+		}
+		if err == nil {
+			switch out.Answer {
+			case ReconcileDone:
+				res, err := CanonicalJSON(out.Result)
+				if err != nil {
+					return nil, fmt.Errorf("kernel: reconcile result of step %d: %w", seq, err)
+				}
+				if err := rc.finish(seq, spec, res, nil, Usage{}); err != nil {
+					return nil, err
+				}
+				return res, nil
+			case ReconcileNotDone:
+				return rc.execute(seq, spec, rec.Request, exec)
+			}
+		}
+		rc.k.opts.Logger.Warn("reconcile probe could not tell; asking the owner", "run", rc.run.ID, "seq", seq)
+	}
+	return nil, rc.askReconcile(seq, spec)
+}
+
+// askReconcile marks the step needs_reconcile, opens the question and
+// suspends the run.
+func (rc *runCtx) askReconcile(seq int, spec StepSpec) error {
+	payload := map[string]any{
+		"text":      fmt.Sprintf("Step %d (%s) may or may not have run before the worker stopped. Did it take effect?", seq, spec.Name),
+		"options":   ReconcileOptions(),
+		"reconcile": true,
+		"stepSeq":   seq,
+		"stepKind":  spec.Kind,
+		"stepName":  spec.Name,
+	}
+	return rc.suspendForWait(seq, WaitQuestion, payload, 0, func(q store.Queries) error {
+		return q.MarkStepNeedsReconcile(rc.ctx, rc.run.ID, seq)
+	})
+}
+
+// afterReconcile acts on the owner's answer to a reconcile question.
+func (rc *runCtx) afterReconcile(seq int, spec StepSpec, rec store.Step, exec ExecFunc) (json.RawMessage, error) {
+	w, err := rc.k.st.GetWaitByStep(rc.ctx, rc.run.ID, seq)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: reconcile wait of step %d: %w", seq, err)
+	}
+	switch w.Status {
+	case "pending":
+		return nil, rc.suspendAgain(seq, StatusWaiting, 0)
+	case "cancelled":
+		rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "wait cancelled"))
+		return nil, newErr(CodeCancelled, rc.run.ID, seq, "wait cancelled")
+	}
+	switch answerOf(w.Resolution) {
+	case ReconcileRan:
+		res, err := CanonicalJSON(spec.AssumedResult)
+		if err != nil {
+			return nil, fmt.Errorf("kernel: assumed result of step %d: %w", seq, err)
+		}
+		if err := rc.finish(seq, spec, res, nil, Usage{}); err != nil {
+			return nil, err
+		}
+		return res, nil
+	case ReconcileRerun:
+		return rc.execute(seq, spec, rec.Request, exec)
+	default: // abort, an unknown answer, or expiry: never guess
+		msg := "aborted by the owner: step may or may not have run"
+		if w.Status == "expired" {
+			msg = "reconcile question expired: step may or may not have run"
+		}
+		return nil, rc.finish(seq, spec, nil, &Error{Code: CodeReconcileAbort, RunID: rc.run.ID, Seq: seq, Msg: msg}, Usage{})
+	}
+}
+
+// answerOf reads a question's answer: a JSON string, or {"answer": "…"}.
+func answerOf(res json.RawMessage) string {
+	var s string
+	if json.Unmarshal(res, &s) == nil {
+		return s
+	}
+	var o struct {
+		Answer string `json:"answer"`
+	}
+	_ = json.Unmarshal(res, &o)
+	return o.Answer
+}
+
+// instant records an internal step (now, uuid, emit, owner_messages) in one
+// transaction with no intent row: re-executing such a step is harmless, and
+// its result is what makes replay stable.
+func (rc *runCtx) instant(kind, name string, request any, exec func(ctx context.Context) (any, error), extra func(q store.Queries, seq int) error) (json.RawMessage, error) {
+	seq := rc.allocSeq()
+	reqJSON, hash, err := HashRequest(request)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidInput, RunID: rc.run.ID, Seq: seq, Msg: "request cannot be hashed", Err: err}
+	}
+	if err := rc.ctxErr(); err != nil {
+		return nil, err
+	}
+	if rec, ok := rc.recorded[seq]; ok {
+		if rec.Kind != kind || rec.Name != name || rec.RequestHash != hash {
+			return nil, &NonDeterminismError{RunID: rc.run.ID, Seq: seq, RecordedKind: rec.Kind, Kind: kind, RecordedName: rec.Name, Name: name, RecordedHash: rec.RequestHash, Hash: hash}
+		}
+		return rec.Result, nil
+	}
+	v, err := exec(rc.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %s step %d: %w", kind, seq, err)
+	}
+	res, err := CanonicalJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %s step %d: %w", kind, seq, err)
+	}
+	now := rc.k.now()
+	err = rc.k.tx(rc.ctx, func(q store.Queries) error {
+		if _, err := q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
+			return err
+		}
+		if err := q.InsertStep(rc.ctx, store.Step{RunID: rc.run.ID, Seq: seq, Kind: kind, Name: name, Effect: string(EffectPure), RequestHash: hash,
+			Request: reqJSON, Status: "completed", IdemKey: rc.idemKey(seq), Result: res, StartedAt: now, EndedAt: now}); err != nil {
+			return err
+		}
+		if extra != nil {
+			return extra(q, seq)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, rc.fenceErr(fmt.Errorf("record %s step %d: %w", kind, seq, err))
+	}
+	if extra != nil {
+		rc.k.ring()
+	}
+	return res, nil
+}
+
+func (rc *runCtx) Now() (int64, error) {
+	res, err := rc.instant(KindNow, "now", nil, func(context.Context) (any, error) { return map[string]int64{"ms": rc.k.now()}, nil }, nil)
+	if err != nil {
+		return 0, err
+	}
+	var v struct {
+		MS int64 `json:"ms"`
+	}
+	if err := json.Unmarshal(res, &v); err != nil {
+		return 0, fmt.Errorf("kernel: decode now: %w", err)
+	}
+	return v.MS, nil
+}
+
+func (rc *runCtx) UUID() (string, error) {
+	res, err := rc.instant(KindUUID, "uuid", nil, func(context.Context) (any, error) { return map[string]string{"uuid": newID()}, nil }, nil)
+	if err != nil {
+		return "", err
+	}
+	var v struct {
+		UUID string `json:"uuid"`
+	}
+	if err := json.Unmarshal(res, &v); err != nil {
+		return "", fmt.Errorf("kernel: decode uuid: %w", err)
+	}
+	return v.UUID, nil
+}
+
+func (rc *runCtx) Emit(kind string, payload any) error {
+	body, err := CanonicalJSON(payload)
+	if err != nil {
+		return &Error{Code: CodeInvalidInput, RunID: rc.run.ID, Seq: -1, Msg: "event payload is not JSON", Err: err}
+	}
+	_, err = rc.instant(KindEmit, kind, json.RawMessage(body), func(context.Context) (any, error) { return nil, nil }, func(q store.Queries, seq int) error {
+		_, err := q.InsertEvent(rc.ctx, store.Event{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: body, CreatedAt: rc.k.now()})
+		return err
+	})
+	return err
+}
+
+func (rc *runCtx) EmitTransient(kind string, payload any) {
+	rc.k.transient.publish(TransientEvent{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: payload})
+}
+
+func (rc *runCtx) OwnerMessages() ([]OwnerMessage, error) {
+	rc.mu.Lock()
+	after := rc.lastOwnerMsg
+	rc.mu.Unlock()
+	res, err := rc.instant(KindOwnerMessages, "owner_messages", map[string]int64{"afterId": after}, func(ctx context.Context) (any, error) {
+		ms, err := rc.k.st.ListOwnerMessages(ctx, rc.run.ID, after)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]OwnerMessage, 0, len(ms))
+		for _, m := range ms {
+			out = append(out, OwnerMessage{ID: m.ID, Text: m.Text})
+		}
+		return map[string]any{"messages": out}, nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Messages []OwnerMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(res, &v); err != nil {
+		return nil, fmt.Errorf("kernel: decode owner messages: %w", err)
+	}
+	if n := len(v.Messages); n > 0 {
+		rc.mu.Lock()
+		rc.lastOwnerMsg = v.Messages[n-1].ID
+		rc.mu.Unlock()
+	}
+	return v.Messages, nil
+}

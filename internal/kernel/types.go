@@ -1,0 +1,234 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+)
+
+// Effect classifies what executing a step does to the world, which decides
+// what happens to a step found started (no result) after a crash.
+type Effect string
+
+// Effects.
+const (
+	// EffectPure computes; re-executing is harmless.
+	EffectPure Effect = "pure"
+	// EffectRead reads the world; re-executing is harmless.
+	EffectRead Effect = "read"
+	// EffectModelCall calls a model: re-executed, and counted as a turn.
+	EffectModelCall Effect = "model_call"
+	// EffectIdempotentWrite writes, keyed by the step's idempotency key, so
+	// that a second execution with the same key changes nothing.
+	EffectIdempotentWrite Effect = "idempotent_write"
+	// EffectNonIdempotent may not be repeated: after a crash it is
+	// reconciled by its probe, or asked of the owner.
+	EffectNonIdempotent Effect = "non_idempotent"
+)
+
+func (e Effect) valid() bool {
+	switch e {
+	case EffectPure, EffectRead, EffectModelCall, EffectIdempotentWrite, EffectNonIdempotent:
+		return true
+	}
+	return false
+}
+
+// Run and mission statuses.
+const (
+	StatusQueued          = "queued"
+	StatusRunning         = "running"
+	StatusWaiting         = "waiting"
+	StatusDone            = "done"
+	StatusPartial         = "partial"
+	StatusBlocked         = "blocked"
+	StatusFailed          = "failed"
+	StatusBudgetExhausted = "budget_exhausted"
+	StatusCancelled       = "cancelled"
+)
+
+// IsTerminal reports whether status ends a run.
+func IsTerminal(status string) bool {
+	switch status {
+	case StatusDone, StatusPartial, StatusBlocked, StatusFailed, StatusBudgetExhausted, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Reconcile probe answers.
+type ReconcileAnswer int
+
+// Probe answers for a non_idempotent step found started after a crash.
+const (
+	// ReconcileUnknown: the probe cannot tell; the owner is asked.
+	ReconcileUnknown ReconcileAnswer = iota
+	// ReconcileDone: the effect happened; Result is recorded.
+	ReconcileDone
+	// ReconcileNotDone: the effect did not happen; the step executes.
+	ReconcileNotDone
+)
+
+// ReconcileOutcome is what a probe found.
+type ReconcileOutcome struct {
+	Answer ReconcileAnswer
+	Result any
+}
+
+// StepSpec describes one step.
+type StepSpec struct {
+	Kind   string
+	Name   string
+	Effect Effect
+	// Request is hashed as canonical JSON; replay must ask the same.
+	Request any
+	// Reconcile, for non_idempotent steps, says whether the effect of an
+	// interrupted execution happened.
+	Reconcile func(ctx context.Context, request json.RawMessage, idemKey string) (ReconcileOutcome, error)
+	// AssumedResult is recorded when the owner answers that an interrupted
+	// step ran. Nil records null.
+	AssumedResult any
+}
+
+// Outcome is what a step's exec returns.
+type Outcome struct {
+	Result any
+	Usage  Usage
+}
+
+// ExecFunc executes a step. idemKey is stable across re-executions of the
+// same step; ctx is cancelled on cancel, shutdown or a lost lease.
+type ExecFunc func(ctx context.Context, idemKey string) (Outcome, error)
+
+// Usage is what steps consumed.
+type Usage struct {
+	InputTokens      int64   `json:"inputTokens"`
+	OutputTokens     int64   `json:"outputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens"`
+	CostUSD          float64 `json:"costUsd"`
+	Turns            int     `json:"turns"`
+}
+
+func (u Usage) isZero() bool { return u == Usage{} }
+
+func (u Usage) add(o Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + o.InputTokens,
+		OutputTokens:     u.OutputTokens + o.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + o.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens,
+		CostUSD:          u.CostUSD + o.CostUSD,
+		Turns:            u.Turns + o.Turns,
+	}
+}
+
+// Budget is a run's limits; zero means unlimited.
+type Budget struct {
+	USD     float64 `json:"usd"`
+	Turns   int     `json:"turns"`
+	WallSec int64   `json:"wallSec"`
+}
+
+// BudgetLeft is what remains of a run's budget. A field is +Inf (USD) or -1
+// (Turns, WallSec) when that budget is unlimited.
+type BudgetLeft struct {
+	USD     float64 `json:"usd"`
+	Turns   int     `json:"turns"`
+	WallSec int64   `json:"wallSec"`
+	// Fraction is the largest used share among the limited budgets, 0..1+.
+	Fraction float64 `json:"fraction"`
+}
+
+// Result is what run logic returns: the envelope stored on the run.
+type Result struct {
+	Status  string          `json:"status"`
+	Summary string          `json:"summary,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Logic is a run logic: a deterministic function of its step results.
+type Logic func(rc RunContext) (Result, error)
+
+// WaitKind is what a durable wait waits for.
+type WaitKind string
+
+// Wait kinds.
+const (
+	WaitApproval WaitKind = "approval"
+	WaitQuestion WaitKind = "question"
+)
+
+// WaitOutcome is how a wait ended.
+type WaitOutcome struct {
+	// Status is resolved or expired.
+	Status     string          `json:"status"`
+	Resolution json.RawMessage `json:"resolution,omitempty"`
+	Actor      string          `json:"actor,omitempty"`
+}
+
+// Expired reports whether the wait timed out.
+func (w WaitOutcome) Expired() bool { return w.Status == "expired" }
+
+// OwnerMessage is a steering message, as journaled for the run.
+type OwnerMessage struct {
+	ID   int64  `json:"id"`
+	Text string `json:"text"`
+}
+
+// Hooks are optional callbacks at step boundaries, for chaos tests. They are
+// nil in production.
+type Hooks struct {
+	BeforeIntent func(runID string, seq int)
+	AfterIntent  func(runID string, seq int)
+	AfterExec    func(runID string, seq int)
+	AfterCommit  func(runID string, seq int)
+}
+
+// Options configure a Kernel.
+type Options struct {
+	// DataDir holds artifacts (artifacts/<sha[0:2]>/<sha>).
+	DataDir string
+	// Lease is how long a claim holds a run without a heartbeat (90 s).
+	Lease time.Duration
+	// Heartbeat is how often a worker extends its leases (30 s).
+	Heartbeat time.Duration
+	// CancelPoll is how often a running run checks for a cancel (1 s).
+	CancelPoll time.Duration
+	// Poll is how often an idle worker or event listener looks for work
+	// without a doorbell (1 s on SQLite; 2 s on PostgreSQL as fallback).
+	Poll time.Duration
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+	// Logger receives structured logs; never prompts, outputs or secrets.
+	Logger *slog.Logger
+	// Hooks, nil in production.
+	Hooks *Hooks
+	// Version is reported in the workers table.
+	Version string
+}
+
+func (o *Options) defaults() {
+	if o.Lease <= 0 {
+		o.Lease = 90 * time.Second
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 30 * time.Second
+	}
+	if o.CancelPoll <= 0 {
+		o.CancelPoll = time.Second
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+}

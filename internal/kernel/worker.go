@@ -1,0 +1,356 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+// WorkerConfig configures RunWorker.
+type WorkerConfig struct {
+	// ID identifies the worker in leases and the workers table
+	// (hostname-pid by default).
+	ID string
+	// Concurrency is how many runs execute at once (4 by default).
+	Concurrency int
+	// Logics maps a run's logic name to its code. Only runs of these
+	// logics are claimed.
+	Logics map[string]Logic
+	// MissionID, when set, limits the worker to that mission's runs
+	// (aos run claims only its own mission).
+	MissionID string
+	// JanitorEvery is how often this worker expires due waits: 30 s by
+	// default, negative to disable.
+	JanitorEvery time.Duration
+}
+
+// RunWorker claims and executes runs until ctx ends. On shutdown it stops
+// claiming, interrupts its runs and releases their leases, so that another
+// worker resumes them at once; it never marks them failed.
+func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
+	if len(cfg.Logics) == 0 {
+		return &Error{Code: CodeInvalidInput, Seq: -1, Msg: "worker needs at least one logic"}
+	}
+	host, _ := os.Hostname()
+	if cfg.ID == "" {
+		cfg.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	if cfg.JanitorEvery == 0 {
+		cfg.JanitorEvery = 30 * time.Second
+	}
+	logics := make([]string, 0, len(cfg.Logics))
+	for name := range cfg.Logics {
+		logics = append(logics, name)
+	}
+	w := &worker{k: k, cfg: cfg, logics: logics, active: map[string]context.CancelCauseFunc{}}
+	started := k.now()
+	beat := func() {
+		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
+		if err != nil {
+			k.opts.Logger.Warn("worker heartbeat failed", "worker", cfg.ID, "err", err.Error())
+		}
+	}
+	beat()
+	k.opts.Logger.Info("worker started", "worker", cfg.ID, "concurrency", cfg.Concurrency, "dialect", k.st.Dialect())
+
+	bg, stopBg := context.WithCancel(ctx)
+	var bgWG sync.WaitGroup
+	bgWG.Add(1)
+	go func() {
+		defer bgWG.Done()
+		w.background(bg, beat)
+	}()
+
+	err := w.loop(ctx)
+
+	// Shutdown: interrupt runs, which release their leases.
+	w.mu.Lock()
+	for _, cancel := range w.active {
+		cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+	stopBg()
+	bgWG.Wait()
+	_ = k.st.DeleteWorker(context.WithoutCancel(ctx), cfg.ID)
+	k.opts.Logger.Info("worker stopped", "worker", cfg.ID)
+	return err
+}
+
+type worker struct {
+	k      *Kernel
+	cfg    WorkerConfig
+	logics []string
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	active map[string]context.CancelCauseFunc // run id → cancel; guarded by mu
+}
+
+func (w *worker) background(ctx context.Context, beat func()) {
+	hb := time.NewTicker(w.k.opts.Heartbeat)
+	defer hb.Stop()
+	var jan <-chan time.Time
+	if w.cfg.JanitorEvery > 0 {
+		t := time.NewTicker(w.cfg.JanitorEvery)
+		defer t.Stop()
+		jan = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hb.C:
+			beat()
+		case <-jan:
+			if _, err := w.k.ExpireWaits(ctx); err != nil && ctx.Err() == nil {
+				w.k.opts.Logger.Warn("janitor failed", "err", err.Error())
+			}
+		}
+	}
+}
+
+func (w *worker) loop(ctx context.Context) error {
+	door, err := w.k.st.Doorbell(ctx)
+	if err != nil {
+		return fmt.Errorf("worker: doorbell: %w", err)
+	}
+	slots := make(chan struct{}, w.cfg.Concurrency)
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		bell := w.k.bellChan()
+		now := w.k.now()
+		run, err := w.k.st.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
+			Logics: w.logics, MissionID: w.cfg.MissionID})
+		if err == nil {
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				defer func() { <-slots }()
+				w.execute(run)
+			}()
+			continue
+		}
+		<-slots
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			w.k.opts.Logger.Warn("claim failed", "err", err.Error())
+		}
+		t := time.NewTimer(w.k.opts.Poll)
+		select {
+		case <-ctx.Done():
+		case <-bell:
+		case <-door:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// execute runs one claimed run to its end, suspension or interruption.
+func (w *worker) execute(run store.Run) {
+	k := w.k
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	w.mu.Lock()
+	w.active[run.ID] = cancel
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.active, run.ID)
+		w.mu.Unlock()
+	}()
+	log := k.opts.Logger.With("run", run.ID, "mission", run.MissionID, "token", run.FencingToken)
+	fence := store.Fence{RunID: run.ID, Owner: w.cfg.ID, Token: run.FencingToken}
+	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1}
+
+	var steps []store.Step
+	err := k.retry(ctx, func() (err error) { steps, err = k.st.ListSteps(ctx, run.ID, -1, 0); return err })
+	if err != nil {
+		log.Error("load journal failed", "err", err.Error())
+		return // the lease expires and another claim retries
+	}
+	for _, s := range steps {
+		rc.recorded[s.Seq] = s
+		rc.lastRec = max(rc.lastRec, s.Seq)
+	}
+	now := k.now()
+	if rc.run.StartedAt == 0 {
+		rc.run.StartedAt = now
+	}
+	err = k.tx(ctx, func(q store.Queries) error {
+		if _, err := q.FenceRun(ctx, fence, now, 0); err != nil {
+			return err
+		}
+		if err := q.MarkRunStarted(ctx, run.ID, now); err != nil {
+			return err
+		}
+		if err := k.mirror(ctx, q, run, StatusRunning, nil, 0); err != nil {
+			return err
+		}
+		return k.event(ctx, q, run.MissionID, run.ID, nil, "run.claimed", map[string]any{"runId": run.ID, "worker": w.cfg.ID, "replaySteps": len(steps)})
+	})
+	if err != nil {
+		log.Warn("start run failed", "err", err.Error())
+		return
+	}
+	k.ring()
+	log.Info("run claimed", "replay_steps", len(steps))
+
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		w.watch(ctx, rc, run.LeaseExpiresAt)
+	}()
+	res, lerr := callLogic(w.cfg.Logics[run.Logic], rc)
+	cancelWatch := context.Cause(ctx)
+	cancel(errWatchDone)
+	<-hbDone
+	w.finalize(rc, res, lerr, cancelWatch, log)
+}
+
+var errWatchDone = errors.New("kernel: run logic returned")
+
+func callLogic(l Logic, rc *runCtx) (res Result, err error) {
+	if l == nil {
+		return Result{}, fmt.Errorf("kernel: no logic registered as %q", rc.run.Logic)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("kernel: run logic panicked: %v", p)
+		}
+	}()
+	return l(rc)
+}
+
+// watch extends the lease every Heartbeat and checks for a cancel every
+// CancelPoll, cancelling the run's context on a cancel or a lost lease.
+func (w *worker) watch(ctx context.Context, rc *runCtx, leaseUntil int64) {
+	k := w.k
+	hb := time.NewTicker(k.opts.Heartbeat)
+	defer hb.Stop()
+	cp := time.NewTicker(k.opts.CancelPoll)
+	defer cp.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hb.C:
+			now := k.now()
+			until := now + k.opts.Lease.Milliseconds()
+			cancelled, err := k.st.FenceRun(ctx, rc.fence, now, until)
+			switch {
+			case errors.Is(err, store.ErrFenced):
+				rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "heartbeat fenced"))
+				return
+			case err != nil:
+				if now >= leaseUntil {
+					rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "heartbeat failed past lease expiry"))
+					return
+				}
+			default:
+				leaseUntil = until
+				if cancelled {
+					rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
+					return
+				}
+			}
+		case <-cp.C:
+			r, err := k.st.GetRun(ctx, rc.run.ID)
+			if err != nil {
+				continue
+			}
+			if r.FencingToken != rc.fence.Token || r.LeaseOwner != rc.fence.Owner {
+				rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "lease taken over"))
+				return
+			}
+			if r.CancelRequested {
+				rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
+				return
+			}
+		}
+	}
+}
+
+// finalize records how the run ended, or releases it.
+func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) {
+	k := w.k
+	ctx, cancel := context.WithTimeout(context.Background(), k.opts.Lease)
+	defer cancel()
+	switch {
+	case IsSuspend(err):
+		log.Info("run suspended")
+		return
+	case errors.Is(cause, ErrLeaseLost) || errors.Is(err, ErrLeaseLost):
+		log.Warn("lease lost; leaving the run to its new holder")
+		return
+	case errors.Is(cause, ErrShutdown):
+		now := k.now()
+		rerr := k.tx(ctx, func(q store.Queries) error {
+			if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: StatusQueued, Now: now}); err != nil {
+				return err
+			}
+			if err := k.mirror(ctx, q, rc.run, StatusQueued, nil, 0); err != nil {
+				return err
+			}
+			return k.event(ctx, q, rc.run.MissionID, rc.run.ID, nil, "run.released", map[string]any{"runId": rc.run.ID, "worker": w.cfg.ID})
+		})
+		if rerr != nil {
+			log.Warn("release failed; the lease will expire", "err", rerr.Error())
+			return
+		}
+		k.ring()
+		log.Info("run released for another worker")
+		return
+	}
+	status, errMsg := res.Status, ""
+	switch {
+	case errors.Is(cause, ErrCancelled) || errors.Is(err, ErrCancelled):
+		status, errMsg = StatusCancelled, ""
+	case errors.Is(err, ErrBudgetExhausted):
+		status, errMsg = StatusBudgetExhausted, err.Error()
+	case err != nil:
+		status, errMsg = StatusFailed, err.Error()
+	case !IsTerminal(status):
+		status, errMsg = StatusFailed, fmt.Sprintf("run logic returned non-terminal status %q", res.Status)
+	}
+	if status == StatusCancelled || err != nil {
+		res = Result{Status: status, Summary: errMsg}
+	}
+	res.Status = status
+	body, _ := json.Marshal(res)
+	now := k.now()
+	ferr := k.tx(ctx, func(q store.Queries) error {
+		if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: status, Result: body, Error: errMsg, EndedAt: now, Now: now}); err != nil {
+			return err
+		}
+		if err := k.mirror(ctx, q, rc.run, status, body, now); err != nil {
+			return err
+		}
+		return k.event(ctx, q, rc.run.MissionID, rc.run.ID, nil, "run.completed", map[string]any{"runId": rc.run.ID, "status": status, "summary": res.Summary})
+	})
+	if ferr != nil {
+		log.Warn("record run end failed", "err", ferr.Error())
+		return
+	}
+	k.ring()
+	log.Info("run ended", "status", status)
+}
