@@ -49,10 +49,14 @@ func TestCancelKillsEverything(t *testing.T) {
 		out, _ := st.sb.Run(ctx, sandbox.Spec{Command: "sleep 3" + marker + " & wait", Workspace: st.workspace})
 		done <- out
 	}()
-	waitFor(t, 10*time.Second, "sleep to start", func() bool { return len(processesWith("3"+marker)) > 0 })
+	// Match the sleep itself ("sleep\x00<n>"), not bwrap's command line.
+	waitFor(t, 10*time.Second, "sleep to start", func() bool { return len(processesWith("sleep\x003"+marker)) > 0 })
 	cancel()
 	select {
 	case out := <-done:
+		if out.Duration > sandbox.DefaultKillGrace {
+			t.Errorf("cancel needed the KILL grace (%v): TERM did not reach the command", out.Duration)
+		}
 		if !out.Cancelled {
 			t.Errorf("Cancelled false: %+v", out)
 		}
