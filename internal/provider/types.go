@@ -155,10 +155,10 @@ type Request struct {
 // Response is the result of a call. It is the model_call step result, so
 // it must stay JSON-serialisable and stable.
 type Response struct {
-	Blocks []Block     `json:"blocks"`
-	Stop   StopReason  `json:"stop"`
-	Usage  Usage       `json:"usage"`
-	Model  string      `json:"model"`
+	Blocks []Block    `json:"blocks"`
+	Stop   StopReason `json:"stop"`
+	Usage  Usage      `json:"usage"`
+	Model  string     `json:"model"`
 	// Native is the transcript entry to append for this response, verbatim.
 	Native     json.RawMessage `json:"native"`
 	Refusal    *Refusal        `json:"refusal,omitempty"`

@@ -70,9 +70,6 @@ func (e *emitter) raw(name string, b []byte) error {
 	e.n++
 	if e.n == 1 {
 		switch {
-		case e.stall:
-			<-e.ctx.Done()
-			return e.ctx.Err()
 		case e.drop:
 			// Abort the response without ending the chunked body: the client
 			// sees the connection drop mid-stream.
@@ -85,6 +82,16 @@ func (e *emitter) raw(name string, b []byte) error {
 		}
 	}
 	return e.ctx.Err()
+}
+
+// beforeFinal is called before the events that end a stream; a stalled
+// turn hangs here, after its content, until the client or server gives up.
+func (e *emitter) beforeFinal() error {
+	if e.stall {
+		<-e.ctx.Done()
+		return e.ctx.Err()
+	}
+	return nil
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -69,8 +69,8 @@ type Turn struct {
 	Delay Duration `yaml:"delay" json:"delay"`
 	// ChunkDelay waits between streamed events.
 	ChunkDelay Duration `yaml:"chunk_delay" json:"chunk_delay"`
-	// Stall sends the first event, then hangs until the client goes away
-	// or the server closes.
+	// Stall streams the turn's content, then hangs before the events that
+	// end the stream, until the client goes away or the server closes.
 	Stall bool `yaml:"stall" json:"stall"`
 }
 

@@ -118,6 +118,9 @@ func writeAnthropic(e *emitter, r *reply) error {
 			return err
 		}
 	}
+	if err := e.beforeFinal(); err != nil {
+		return err
+	}
 	err = e.send("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": r.stopReason(), "stop_sequence": nil, "stop_details": r.anthropicStopDetails()},
 		"usage": r.anthropicUsage(true)})

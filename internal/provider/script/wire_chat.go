@@ -80,6 +80,9 @@ func writeChat(e *emitter, r *reply) error {
 			}
 		}
 	}
+	if err := e.beforeFinal(); err != nil {
+		return err
+	}
 	if err := e.send("", chunk(map[string]any{}, r.chatFinish())); err != nil {
 		return err
 	}

@@ -224,6 +224,9 @@ func writeResponses(e *emitter, r *reply) error {
 		}
 		idx++
 	}
+	if err := e.beforeFinal(); err != nil {
+		return err
+	}
 	final := r.responsesObject(true)
 	if r.maxTokens {
 		return s.send("response.incomplete", map[string]any{"response": final})
