@@ -26,8 +26,9 @@ func (a *Adapter) mapError(err error) error {
 			pe.Code = "http_" + http3(apiErr.StatusCode)
 		}
 		switch {
-		case apiErr.StatusCode == 0:
-			// An "error" event in the stream: retry overloads and server errors.
+		case apiErr.StatusCode < 400:
+			// An "error" event in a 200 stream: retry overloads and server errors.
+			pe.Status = 0
 			pe.Retryable = pe.Code == "overloaded_error" || pe.Code == "api_error" || pe.Code == "rate_limit_error"
 		default:
 			pe.Retryable = provider.RetryableStatus(apiErr.StatusCode)
