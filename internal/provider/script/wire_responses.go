@@ -81,7 +81,7 @@ func (r *reply) responsesUsage() map[string]any {
 	in := r.usage.Input + r.usage.CacheRead + r.usage.CacheWrite
 	return map[string]any{
 		"input_tokens":          in,
-		"input_tokens_details":  map[string]any{"cached_tokens": r.usage.CacheRead},
+		"input_tokens_details":  map[string]any{"cached_tokens": r.usage.CacheRead, "cache_write_tokens": r.usage.CacheWrite},
 		"output_tokens":         r.usage.Output,
 		"output_tokens_details": map[string]any{"reasoning_tokens": int64(len(r.thinking) / 4)},
 		"total_tokens":          in + r.usage.Output,
