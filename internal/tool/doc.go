@@ -1,0 +1,13 @@
+// Package tool defines the agent's tools as typed, self-describing values:
+// each has an input struct, a strict JSON schema (OpenAI strict mode
+// compatible), its effect and risk, whether it is parallel-safe, Run, and
+// optionally Reconcile and an approval description.
+//
+// Errors the model should read are a Result with OK false; Go errors are
+// for system failures (for example a sandbox that cannot be set up).
+// Every file tool resolves paths with ResolvePath and refuses protected
+// paths (see Protected) for writes, whatever the policy says.
+//
+// This package must not import internal/kernel, internal/store or
+// internal/engine; the engine adapts it. It may import internal/sandbox.
+package tool

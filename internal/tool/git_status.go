@@ -1,0 +1,27 @@
+package tool
+
+import "context"
+
+type gitStatusInput struct{}
+
+func (gitStatusInput) validate() error { return nil }
+
+// GitStatus returns the git_status tool (porcelain status with branch).
+func GitStatus() Tool {
+	return &def[gitStatusInput]{
+		name:         "git_status",
+		description:  "Show the git status of the workspace: branch, staged, unstaged and untracked files.",
+		schema:       mustJSON(object()),
+		effect:       always[gitStatusInput](EffectRead),
+		risk:         riskAlways[gitStatusInput](RiskRead),
+		parallelSafe: true,
+		run: func(ctx context.Context, tc *Context, _ gitStatusInput) (Result, error) {
+			r, err := runGit(ctx, tc.Workspace, "", nil, "status", "--porcelain=v1", "--branch", "--untracked-files=all")
+			if err != nil {
+				return Result{}, err
+			}
+			return gitResultFor(r, "clean"), nil
+		},
+		approval: func(gitStatusInput) Approval { return Approval{Title: "git status"} },
+	}
+}
