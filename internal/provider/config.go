@@ -72,3 +72,13 @@ func Append(t Transcript, entries ...[]byte) Transcript {
 	}
 	return out
 }
+
+// OperatorNotePrefix and OperatorNoteSuffix delimit an operator note sent
+// as a user message, to a model without mid-conversation system messages.
+const (
+	OperatorNotePrefix = "<aos-operator-note>\nThis note comes from aos, the system running you, not from the user.\n"
+	OperatorNoteSuffix = "\n</aos-operator-note>"
+)
+
+// OperatorNoteText wraps text as a delimited operator note.
+func OperatorNoteText(text string) string { return OperatorNotePrefix + text + OperatorNoteSuffix }

@@ -40,8 +40,8 @@ func userText(text string) json.RawMessage {
 }
 
 // InitTranscript implements provider.Adapter.
-func (a *Adapter) InitTranscript(userText_ string) provider.Transcript {
-	return provider.Transcript{userText(userText_)}
+func (a *Adapter) InitTranscript(text string) provider.Transcript {
+	return provider.Transcript{userText(text)}
 }
 
 // AppendToolResults implements provider.Adapter: one user message holding
@@ -59,13 +59,6 @@ func (a *Adapter) AppendUser(t provider.Transcript, text string) provider.Transc
 	return provider.Append(t, userText(text))
 }
 
-// OperatorNotePrefix and OperatorNoteSuffix delimit an operator note sent
-// as a user message to a model without mid-conversation system messages.
-const (
-	OperatorNotePrefix = "<aos-operator-note>\nThis note comes from aos, the system running you, not from the user.\n"
-	OperatorNoteSuffix = "\n</aos-operator-note>"
-)
-
 // AppendOperatorNote implements provider.Adapter: a {"role":"system"}
 // message on models that accept one mid-conversation, otherwise a user
 // message wrapped in <aos-operator-note> tags.
@@ -73,5 +66,5 @@ func (a *Adapter) AppendOperatorNote(t provider.Transcript, model, text string) 
 	if a.model(model).SystemMessages {
 		return provider.Append(t, mustJSON(message{Role: "system", Content: []textBlock{{Type: "text", Text: text}}}))
 	}
-	return provider.Append(t, userText(OperatorNotePrefix+text+OperatorNoteSuffix))
+	return provider.Append(t, userText(provider.OperatorNoteText(text)))
 }

@@ -1,0 +1,196 @@
+package compat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+
+	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/provider/openai"
+)
+
+// Params builds the request parameters of req.
+func (a *Adapter) Params(req provider.Request) (sdk.ChatCompletionNewParams, error) {
+	msgs := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Transcript)+1)
+	if req.System != "" {
+		msgs = append(msgs, sdk.SystemMessage(req.System))
+	}
+	for _, e := range req.Transcript {
+		msgs = append(msgs, param.Override[sdk.ChatCompletionMessageParamUnion](e))
+	}
+	p := sdk.ChatCompletionNewParams{
+		Model:         req.Model,
+		Messages:      msgs,
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
+	}
+	max := req.MaxOutputTokens
+	if max <= 0 {
+		max = a.cfg.MaxOutputTokens
+	}
+	if max > 0 {
+		p.MaxTokens = param.NewOpt(max)
+	}
+	for _, t := range req.Tools {
+		var schema map[string]any
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+			return p, fmt.Errorf("compat: tool %s schema: %w", t.Name, err)
+		}
+		fd := sdk.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
+		if t.Description != "" {
+			fd.Description = param.NewOpt(t.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionToolUnionParam{OfFunction: &sdk.ChatCompletionFunctionToolParam{Function: fd}})
+	}
+	if len(p.Tools) > 0 {
+		p.ParallelToolCalls = param.NewOpt(true)
+	}
+	return p, nil
+}
+
+type callAcc struct {
+	id, name string
+	args     strings.Builder
+}
+
+// Call implements provider.Adapter.
+func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Response, error) {
+	params, err := a.Params(req)
+	if err != nil {
+		return nil, err
+	}
+	var resp *provider.Response
+	streamed := false
+	attempts, err := a.cfg.Retry.Do(ctx, func(ctx context.Context, n int) error {
+		if streamed && req.OnDelta != nil {
+			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
+		}
+		stream := a.client.Chat.Completions.NewStreaming(ctx, params, openai.AttemptOption(n))
+		defer stream.Close()
+		var (
+			text, thinking, refusal strings.Builder
+			calls                   []*callAcc
+			finish, model           string
+			usage                   provider.Usage
+		)
+		for stream.Next() {
+			ch := stream.Current()
+			if ch.Model != "" {
+				model = ch.Model
+			}
+			if ch.JSON.Usage.Valid() {
+				u := ch.Usage
+				cached := u.PromptTokensDetails.CachedTokens
+				usage = provider.Usage{InputTokens: u.PromptTokens - cached, OutputTokens: u.CompletionTokens, CacheReadTokens: cached}
+			}
+			for _, c := range ch.Choices {
+				d := &c.Delta
+				if d.Content != "" {
+					text.WriteString(d.Content)
+					streamed = emit(req.OnDelta, provider.DeltaText, d.Content) || streamed
+				}
+				if f, ok := d.JSON.ExtraFields["reasoning_content"]; ok {
+					var s string
+					if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+						thinking.WriteString(s)
+						streamed = emit(req.OnDelta, provider.DeltaReasoning, s) || streamed
+					}
+				}
+				refusal.WriteString(d.Refusal)
+				for _, tc := range d.ToolCalls {
+					for int(tc.Index) >= len(calls) {
+						calls = append(calls, &callAcc{})
+					}
+					ca := calls[tc.Index]
+					if tc.ID != "" {
+						ca.id = tc.ID
+					}
+					if tc.Function.Name != "" {
+						ca.name = tc.Function.Name
+					}
+					ca.args.WriteString(tc.Function.Arguments)
+				}
+				if c.FinishReason != "" {
+					finish = c.FinishReason
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return openai.MapError(provider.Compat, err, a.key)
+		}
+		if finish == "" {
+			return &provider.ProviderError{Provider: provider.Compat, Code: "truncated_stream", Retryable: true,
+				Message: "the stream ended without a finish_reason"}
+		}
+		if model == "" {
+			model = req.Model
+		}
+		resp = build(model, finish, text.String(), thinking.String(), refusal.String(), calls, usage)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("compat call %s: %w", req.Model, err)
+	}
+	resp.Attempts = attempts
+	return resp, nil
+}
+
+func emit(f func(provider.Delta), t provider.DeltaType, s string) bool {
+	if f == nil {
+		return false
+	}
+	f(provider.Delta{Type: t, Text: s})
+	return true
+}
+
+func build(model, finish, text, thinking, refusal string, calls []*callAcc, usage provider.Usage) *provider.Response {
+	r := &provider.Response{Model: model, NativeStop: finish, Usage: usage}
+	if thinking != "" {
+		r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockThinking, Text: thinking})
+	}
+	if text != "" {
+		r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockText, Text: text})
+	}
+	native := chatMessage{Role: "assistant"}
+	if text != "" {
+		native.Content = &text
+	}
+	for _, c := range calls {
+		args := c.args.String()
+		if args == "" {
+			args = "{}"
+		}
+		if !json.Valid([]byte(args)) {
+			r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: c.id, Name: c.name, Input: json.RawMessage(args), Truncated: true})
+			continue
+		}
+		r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: c.id, Name: c.name, Input: json.RawMessage(args)})
+		native.ToolCalls = append(native.ToolCalls, toolCall{ID: c.id, Type: "function", Function: toolFunction{Name: c.name, Arguments: args}})
+	}
+	switch {
+	case refusal != "" || finish == "content_filter":
+		r.Stop = provider.StopRefusal
+		r.Refusal = &provider.Refusal{Explanation: refusal}
+	case finish == "length":
+		r.Stop = provider.StopMaxTokens
+	case len(r.ToolCalls()) > 0:
+		r.Stop = provider.StopToolUse
+	default:
+		r.Stop = provider.StopEndTurn
+	}
+	if native.Content == nil && len(native.ToolCalls) == 0 {
+		s := "(no content)"
+		if r.Stop == provider.StopMaxTokens {
+			s = "[output truncated at max_tokens]"
+		}
+		native.Content = &s
+	}
+	r.Native = mustJSON(native)
+	return r
+}
