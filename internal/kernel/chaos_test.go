@@ -68,7 +68,10 @@ func chaosLogic(dir string) kernel.Logic {
 			exec kernel.ExecFunc
 		}{
 			{kernel.StepSpec{Kind: "test", Name: "compute", Effect: kernel.EffectPure, Request: "compute"},
-				func(ctx context.Context, key string) (kernel.Outcome, error) { record(0); return kernel.Outcome{Result: 42}, nil }},
+				func(ctx context.Context, key string) (kernel.Outcome, error) {
+					record(0)
+					return kernel.Outcome{Result: 42}, nil
+				}},
 			{kernel.StepSpec{Kind: "test", Name: "read", Effect: kernel.EffectRead, Request: "read"},
 				func(ctx context.Context, key string) (kernel.Outcome, error) {
 					record(1)
@@ -486,4 +489,3 @@ func TestGracefulShutdownHandsOverAtOnce(t *testing.T) {
 		}
 	})
 }
-

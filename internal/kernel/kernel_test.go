@@ -161,7 +161,9 @@ func TestLeaseExpiryFencesTheZombie(t *testing.T) {
 		<-entered
 		healthy := func(rc kernel.RunContext) (kernel.Result, error) {
 			res, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "w", Effect: kernel.EffectIdempotentWrite, Request: 1},
-				func(ctx context.Context, key string) (kernel.Outcome, error) { return kernel.Outcome{Result: "healthy"}, nil })
+				func(ctx context.Context, key string) (kernel.Outcome, error) {
+					return kernel.Outcome{Result: "healthy"}, nil
+				})
 			return kernel.Result{Status: kernel.StatusDone, Summary: string(res)}, err
 		}
 		b.worker(b.k, map[string]kernel.Logic{"lease": healthy})
