@@ -101,7 +101,7 @@ func isBinary(b []byte) bool {
 		return true
 	}
 	// Allow a rune cut at the 8 KiB boundary.
-	for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.Valid(head); i++ {
+	for i := 0; len(b) > len(head) && i < utf8.UTFMax-1 && len(head) > 0 && !utf8.Valid(head); i++ {
 		head = head[:len(head)-1]
 	}
 	return !utf8.Valid(head)
