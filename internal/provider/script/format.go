@@ -180,6 +180,19 @@ func (s *Set) Prices() []provider.ModelInfo {
 // `default:`) or a single script (`name:` and `turns:`; name defaults to
 // fallbackName). YAML and JSON are both accepted; unknown fields are errors.
 func Parse(data []byte, fallbackName string) (*Set, error) {
+	set, err := parse(data, fallbackName)
+	if err != nil {
+		return nil, err
+	}
+	if err := set.Validate(); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// parse decodes one file without cross-checking the default, which may
+// live in another file of a directory.
+func parse(data []byte, fallbackName string) (*Set, error) {
 	var probe map[string]any
 	if err := yaml.Unmarshal(data, &probe); err != nil {
 		return nil, fmt.Errorf("script: parse: %w", err)
@@ -201,8 +214,10 @@ func Parse(data []byte, fallbackName string) (*Set, error) {
 		}
 		set.Scripts = []*Script{sc}
 	}
-	if err := set.Validate(); err != nil {
-		return nil, err
+	for _, sc := range set.Scripts {
+		if sc == nil {
+			return nil, errors.New("script: parse: an empty script entry")
+		}
 	}
 	return set, nil
 }
@@ -237,7 +252,7 @@ func Load(path string) (*Set, error) {
 			return nil, fmt.Errorf("script: load: %w", err)
 		}
 		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
-		s, err := Parse(data, base)
+		s, err := parse(data, base)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
@@ -247,7 +262,10 @@ func Load(path string) (*Set, error) {
 		all.Models = append(all.Models, s.Models...)
 		all.Scripts = append(all.Scripts, s.Scripts...)
 	}
-	return all.WithBuiltins(), all.Validate()
+	if err := all.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return all.WithBuiltins(), nil
 }
 
 // WithBuiltins returns s plus the built-in scripts it does not redefine.
@@ -263,6 +281,9 @@ func (s *Set) WithBuiltins() *Set {
 func (s *Set) Validate() error {
 	seen := map[string]bool{}
 	for _, sc := range s.Scripts {
+		if sc == nil {
+			return errors.New("script: a nil script")
+		}
 		if sc.Name == "" {
 			return errors.New("script: a script has no name")
 		}
