@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aos-run/aos/internal/sandbox"
+)
+
+// NewSandboxCmd returns the "sandbox" command group: "sandbox check" runs
+// the canary probe and "sandbox exec" runs one command under exactly the
+// confinement the shell tool uses. Its hidden "probe-child" subcommand is
+// the probe's inside half and must stay registered for the probe to work.
+func NewSandboxCmd() *cobra.Command {
+	return newSandboxCmd(os.Exit)
+}
+
+// sandboxFlags are the settings shared by check and exec.
+type sandboxFlags struct {
+	dataDir  string
+	denyRead []string
+}
+
+func (f *sandboxFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", os.Getenv("AOS_DATA_DIR"), "aos data dir, hidden from commands (default $AOS_DATA_DIR)")
+	cmd.Flags().StringSliceVar(&f.denyRead, "deny-read", nil, "more absolute paths commands must not read (also $AOS_SANDBOX_EXTRA_DENY_READ, comma-separated)")
+}
+
+func (f *sandboxFlags) config() sandbox.Config {
+	deny := append([]string(nil), f.denyRead...)
+	for _, p := range strings.Split(os.Getenv("AOS_SANDBOX_EXTRA_DENY_READ"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			deny = append(deny, p)
+		}
+	}
+	var envFiles []string
+	if p := os.Getenv("AOS_ENV_FILE"); p != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			envFiles = append(envFiles, abs)
+		}
+	}
+	return sandbox.Config{DataDir: f.dataDir, ExtraDenyRead: deny, EnvFiles: envFiles}
+}
+
+func newSandboxCmd(exit func(int)) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Check and use the command sandbox (bubblewrap)",
+		Long: `aos runs the agent's shell commands under bubblewrap with a seccomp filter
+(docs/SANDBOX.md). "aos sandbox check" proves the confinement works on this
+machine; "aos sandbox exec" runs one command under it, for debugging.`,
+	}
+	cmd.AddCommand(newSandboxCheckCmd(), newSandboxExecCmd(exit), newSandboxProbeChildCmd(exit))
+	return cmd
+}
+
+func newSandboxCheckCmd() *cobra.Command {
+	var f sandboxFlags
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Run the canary probe and print each check",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sb, err := sandbox.New(f.config())
+			if err != nil {
+				return err
+			}
+			ctx, stop := cmdContext(cmd)
+			defer stop()
+			r, perr := sb.Probe(ctx)
+			out := cmd.OutOrStdout()
+			for _, c := range r.Checks {
+				mark := "PASS"
+				if !c.OK {
+					mark = "FAIL"
+				}
+				fmt.Fprintf(out, "%s  %-30s %s\n", mark, c.Name, c.Detail)
+			}
+			if perr != nil {
+				var ue *sandbox.UnavailableError
+				if errors.As(perr, &ue) {
+					fmt.Fprintf(out, "\nsandbox unavailable: %s\nfix: %s\n", ue.Reason, ue.Fix)
+				}
+				return perr
+			}
+			fmt.Fprintf(out, "\nsandbox ok: %d checks passed in %s\n", len(r.Checks), r.Duration.Round(time.Millisecond))
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newSandboxExecCmd(exit func(int)) *cobra.Command {
+	var (
+		f         sandboxFlags
+		network   string
+		workspace string
+		timeout   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "exec [--network none|open] [--workspace DIR] -- ARGV...",
+		Short: "Run one command under the shell tool's confinement",
+		Long: `Run ARGV under exactly the confinement the shell tool uses and exit with its
+exit code. The workspace (default: the current directory) and a fresh TMPDIR
+and HOME are writable; everything else is read-only, protected paths are
+hidden, and with --network none (the default) there is no network.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if workspace == "" {
+				wd, err := os.Getwd()
+				if err != nil {
+					return fmt.Errorf("sandbox exec: working directory: %w", err)
+				}
+				if workspace, err = filepath.EvalSymlinks(wd); err != nil {
+					return fmt.Errorf("sandbox exec: resolve working directory: %w", err)
+				}
+			} else if abs, err := filepath.Abs(workspace); err == nil {
+				workspace = abs
+			}
+			sb, err := sandbox.New(f.config())
+			if err != nil {
+				return err
+			}
+			ctx, stop := cmdContext(cmd)
+			defer stop()
+			out, err := sb.Run(ctx, sandbox.Spec{
+				Argv: args, Workspace: workspace, Network: sandbox.Network(network), Timeout: timeout,
+			})
+			if err != nil {
+				return err
+			}
+			_, _ = cmd.OutOrStdout().Write(out.Output)
+			for _, note := range []struct {
+				on   bool
+				text string
+			}{{out.TimedOut, "timed out"}, {out.OutputExceeded, "output exceeded the cap; killed"}, {out.Cancelled, "cancelled"}} {
+				if note.on {
+					fmt.Fprintf(cmd.ErrOrStderr(), "aos sandbox: %s\n", note.text)
+				}
+			}
+			if out.ExitCode != 0 {
+				code := out.ExitCode
+				if code < 0 {
+					code = 128 + 9
+				}
+				stop()
+				exit(code)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&network, "network", string(sandbox.NetworkNone), "network mode: none or open")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "writable working directory (default: the current directory)")
+	cmd.Flags().DurationVar(&timeout, "timeout", sandbox.DefaultTimeout, "kill the command after this long")
+	return cmd
+}
+
+func newSandboxProbeChildCmd(exit func(int)) *cobra.Command {
+	return &cobra.Command{
+		Use:                "probe-child",
+		Short:              "The canary probe's inside half (internal)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			exit(sandbox.ProbeChildMain(args))
+			return nil
+		},
+	}
+}
+
+// cmdContext is the command's context, cancelled on SIGINT or SIGTERM
+// until stop is called.
+func cmdContext(cmd *cobra.Command) (ctx context.Context, stop func()) {
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
