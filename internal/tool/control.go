@@ -19,7 +19,9 @@ const (
 	FinishFailed  = "failed"
 )
 
-func runEngine[I any](context.Context, *Context, I) (Result, error) { return Result{}, ErrEngineHandled }
+func runEngine[I any](context.Context, *Context, I) (Result, error) {
+	return Result{}, ErrEngineHandled
+}
 
 // control builds a control tool: pure, read risk, parallel-unsafe, engine-run.
 func control[I validator](name, desc string, schema map[string]any, approval func(I) Approval) Tool {

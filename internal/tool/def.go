@@ -66,5 +66,7 @@ func (r reconcilable[I]) Reconcile(ctx context.Context, tc *Context, input json.
 	return r.reconcile(ctx, tc, in)
 }
 
-func always[I any](e Effect) func(I) Effect                   { return func(I) Effect { return e } }
-func riskAlways[I any](r Risk) func(I, sandbox.Network) Risk { return func(I, sandbox.Network) Risk { return r } }
+func always[I any](e Effect) func(I) Effect { return func(I) Effect { return e } }
+func riskAlways[I any](r Risk) func(I, sandbox.Network) Risk {
+	return func(I, sandbox.Network) Risk { return r }
+}
