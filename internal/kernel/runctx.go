@@ -77,9 +77,6 @@ type runCtx struct {
 	cancel context.CancelCauseFunc
 	run    store.Run
 	fence  store.Fence
-	logger interface {
-		Debug(string, ...any)
-	}
 
 	recorded map[int]store.Step // journal at claim time; read-only after claim
 	lastRec  int                // highest recorded seq, -1 if none

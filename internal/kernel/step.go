@@ -18,8 +18,6 @@ const (
 	KindUUID          = "uuid"
 	KindEmit          = "emit"
 	KindOwnerMessages = "owner_messages"
-	// KindReconcile is the wait kind-name used for reconcile questions.
-	reconcileName = "reconcile"
 )
 
 // Reconcile question options (seed §2 point 4).
