@@ -25,7 +25,9 @@ func SelfTest(rc kernel.RunContext) (kernel.Result, error) {
 	sum := 0
 	for i := 1; i <= 3; i++ {
 		res, err := rc.Step(kernel.StepSpec{Kind: "selftest", Name: fmt.Sprintf("add-%d", i), Effect: kernel.EffectPure, Request: map[string]int{"add": i}},
-			func(ctx context.Context, key string) (kernel.Outcome, error) { return kernel.Outcome{Result: i * i}, nil })
+			func(ctx context.Context, key string) (kernel.Outcome, error) {
+				return kernel.Outcome{Result: i * i}, nil
+			})
 		if err != nil {
 			return kernel.Result{}, err
 		}
