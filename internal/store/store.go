@@ -116,6 +116,14 @@ type Queries interface {
 	GetModelPrice(ctx context.Context, model string) (ModelPrice, error)
 	ListModelPrices(ctx context.Context) ([]ModelPrice, error)
 
+	// InsertPolicyRule adds a rule; ErrConflict if its id exists.
+	InsertPolicyRule(ctx context.Context, r PolicyRule) error
+	// ListPolicyRules returns global rules and, when projectID is set, that
+	// project's, oldest first.
+	ListPolicyRules(ctx context.Context, projectID string) ([]PolicyRule, error)
+	// DeletePolicyRule removes a rule; ErrNotFound if there is none.
+	DeletePolicyRule(ctx context.Context, id string) error
+
 	GetSetting(ctx context.Context, key string) ([]byte, error)
 	PutSetting(ctx context.Context, key string, value []byte, now int64) error
 }

@@ -228,3 +228,15 @@ type ModelPrice struct {
 	ContextWindow     int
 	UpdatedAt         int64
 }
+
+// PolicyRule is an owner's standing decision for a tool (and, for shell, a
+// command prefix), for one project or, with ProjectID "", for all.
+type PolicyRule struct {
+	ID            string
+	ProjectID     string
+	Tool          string
+	CommandPrefix string
+	Decision      string // allow | ask | deny
+	Note          string
+	CreatedAt     int64
+}

@@ -1,0 +1,222 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+// The conformance suite: every query behaves the same on both drivers.
+
+func seedRun(t *testing.T, q store.Queries, id string, created int64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := q.InsertMission(ctx, store.Mission{ID: "m-" + id, Status: "queued", RootRunID: id, CreatedAt: created, UpdatedAt: created}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.InsertRun(ctx, store.Run{ID: id, MissionID: "m-" + id, Logic: "l", Status: "queued", CreatedAt: created, UpdatedAt: created}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClaimAndFence(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "b", 2)
+		seedRun(t, s, "a", 1)
+		r, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w1", Now: 10, LeaseUntil: 100})
+		if err != nil || r.ID != "a" || r.FencingToken != 1 || r.Status != "running" || r.LeaseOwner != "w1" {
+			t.Fatalf("first claim = %+v, %v; want the oldest run, token 1", r, err)
+		}
+		if _, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w1", Now: 10, LeaseUntil: 100, Logics: []string{"other"}}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("claim of another logic = %v, want ErrNotFound", err)
+		}
+		f := store.Fence{RunID: "a", Owner: "w1", Token: 1}
+		if _, err := s.FenceRun(ctx, f, 20, 200); err != nil {
+			t.Fatalf("fence by holder: %v", err)
+		}
+		// Lease expires at 200; a claim at 150 takes b, at 250 re-takes a.
+		r2, _ := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w2", Now: 150, LeaseUntil: 300})
+		if r2.ID != "b" {
+			t.Fatalf("second claim = %s, want b (a is leased until 200)", r2.ID)
+		}
+		r3, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w2", Now: 250, LeaseUntil: 400})
+		if err != nil || r3.ID != "a" || r3.FencingToken != 2 {
+			t.Fatalf("reclaim = %+v %v; want a with token 2", r3, err)
+		}
+		if _, err := s.FenceRun(ctx, f, 260, 0); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("zombie fence = %v, want ErrFenced", err)
+		}
+		if err := s.SetRunState(ctx, store.SetRunStateParams{Fence: f, Status: "done", Now: 260}); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("zombie state write = %v, want ErrFenced", err)
+		}
+		if _, err := s.RequestRunCancel(ctx, "a", 270); err != nil {
+			t.Fatal(err)
+		}
+		cancel, err := s.FenceRun(ctx, store.Fence{RunID: "a", Owner: "w2", Token: 2}, 280, 0)
+		if err != nil || !cancel {
+			t.Fatalf("fence after cancel = %v %v, want cancel flag", cancel, err)
+		}
+	})
+}
+
+func TestConcurrentClaimsTakeEachRunOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		const n = 40
+		for i := 0; i < n; i++ {
+			seedRun(t, s, fmt.Sprintf("r%02d", i), int64(i))
+		}
+		var mu sync.Mutex
+		got := map[string]int{}
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					r, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: fmt.Sprint("w", w), Now: 1000, LeaseUntil: 99999})
+					if errors.Is(err, store.ErrNotFound) {
+						return
+					}
+					if err != nil {
+						if s.IsTransient(err) {
+							continue
+						}
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					got[r.ID]++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(got) != n {
+			t.Fatalf("claimed %d distinct runs, want %d", len(got), n)
+		}
+		for id, c := range got {
+			if c != 1 {
+				t.Errorf("run %s claimed %d times", id, c)
+			}
+		}
+	})
+}
+
+func TestStepsWaitsEventsConflicts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "r", 1)
+		// JSON comes back byte for byte (no key reordering, no reformatting).
+		req := []byte(`{"z":1,  "a":[3,2,1],"m":{"y":"é","b":null}}`)
+		st := store.Step{RunID: "r", Seq: 0, Kind: "k", Name: "n", Effect: "pure", RequestHash: "h", Request: req, Status: "started", IdemKey: "r/0", StartedAt: 1}
+		if err := s.InsertStep(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertStep(ctx, st); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("duplicate step = %v, want ErrConflict", err)
+		}
+		if err := s.FinishStep(ctx, store.FinishStepParams{RunID: "r", Seq: 0, Status: "completed", Result: req, Now: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishStep(ctx, store.FinishStepParams{RunID: "r", Seq: 0, Status: "completed", Result: []byte("1"), Now: 3}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second finish = %v, want ErrConflict", err)
+		}
+		got, _ := s.GetStep(ctx, "r", 0)
+		if string(got.Request) != string(req) || string(got.Result) != string(req) {
+			t.Fatalf("json changed: %s / %s", got.Request, got.Result)
+		}
+		if _, err := s.GetStep(ctx, "r", 9); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing step = %v, want ErrNotFound", err)
+		}
+		w := store.Wait{ID: "w", RunID: "r", MissionID: "m-r", StepSeq: 1, Kind: "question", Payload: []byte(`{}`), Status: "pending", ResolveBy: 50, CreatedAt: 1}
+		if err := s.InsertWait(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		due, _ := s.DueWaits(ctx, 49, 10)
+		due2, _ := s.DueWaits(ctx, 50, 10)
+		if len(due) != 0 || len(due2) != 1 {
+			t.Fatalf("due waits at 49/50 = %d/%d, want 0/1", len(due), len(due2))
+		}
+		if err := s.ResolveWait(ctx, store.ResolveWaitParams{ID: "w", Status: "resolved", Resolution: []byte(`"yes"`), Now: 5}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ResolveWait(ctx, store.ResolveWaitParams{ID: "w", Status: "expired", Now: 6}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second resolve = %v, want ErrConflict", err)
+		}
+		var last int64
+		for i := 0; i < 5; i++ {
+			mission := "m-r"
+			if i%2 == 1 {
+				mission = "other"
+			}
+			id, err := s.InsertEvent(ctx, store.Event{MissionID: mission, RunID: "r", Kind: "k", Payload: []byte(fmt.Sprint(i)), CreatedAt: 1})
+			if err != nil || id <= last {
+				t.Fatalf("event id %d after %d (%v): ids must increase", id, last, err)
+			}
+			last = id
+		}
+		evs, _ := s.ListEvents(ctx, store.ListEventsParams{MissionID: "m-r"})
+		all, _ := s.ListEvents(ctx, store.ListEventsParams{After: evs[0].ID})
+		if len(evs) != 3 || len(all) != 4 {
+			t.Fatalf("events by mission = %d (want 3), after first = %d (want 4)", len(evs), len(all))
+		}
+	})
+}
+
+func TestSpendSettingsRulesWorkers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		for _, usd := range []float64{0.25, 0.5} {
+			if err := s.AddSpend(ctx, "2026-11-30", usd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, _ := s.GetSpend(ctx, "2026-11-30"); v != 0.75 {
+			t.Errorf("spend = %v, want 0.75", v)
+		}
+		if v, err := s.GetSpend(ctx, "2026-12-01"); v != 0 || err != nil {
+			t.Errorf("empty day = %v %v", v, err)
+		}
+		if _, err := s.GetSetting(ctx, "x"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("missing setting = %v", err)
+		}
+		_ = s.PutSetting(ctx, "x", []byte(`1`), 1)
+		_ = s.PutSetting(ctx, "x", []byte(`2`), 2)
+		if v, _ := s.GetSetting(ctx, "x"); string(v) != "2" {
+			t.Errorf("setting = %s", v)
+		}
+		rules := []store.PolicyRule{{ID: "g", Tool: "shell", Decision: "deny", CreatedAt: 1}, {ID: "p", ProjectID: "p1", Tool: "shell", CommandPrefix: "go test", Decision: "allow", CreatedAt: 2},
+			{ID: "q", ProjectID: "p2", Tool: "git_push", Decision: "allow", CreatedAt: 3}}
+		for _, r := range rules {
+			if err := s.InsertPolicyRule(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.InsertPolicyRule(ctx, rules[0]); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("duplicate rule = %v", err)
+		}
+		got, _ := s.ListPolicyRules(ctx, "p1")
+		if len(got) != 2 || got[0].ID != "g" || got[1].CommandPrefix != "go test" {
+			t.Errorf("rules for p1 = %+v", got)
+		}
+		if err := s.DeletePolicyRule(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delete missing = %v", err)
+		}
+		_ = s.UpsertWorker(ctx, store.Worker{ID: "w", Version: "v", Hostname: "h", StartedAt: 1, LastSeen: 1})
+		_ = s.UpsertWorker(ctx, store.Worker{ID: "w", Version: "v", Hostname: "h", StartedAt: 1, LastSeen: 9})
+		ws, _ := s.ListWorkers(ctx)
+		if len(ws) != 1 || ws[0].LastSeen != 9 {
+			t.Errorf("workers = %+v", ws)
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Errorf("migrating twice: %v", err)
+		}
+	})
+}
