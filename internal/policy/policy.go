@@ -1,0 +1,185 @@
+// Package policy decides, for each tool call the model makes, whether aos
+// allows it, asks the owner, or denies it (seed 001 §6, §10). It is pure:
+// the engine gathers the facts (the call, its risk, the owner's rules) and
+// journals the decision; policy never runs anything.
+//
+// Decision order:
+//  1. hard denies: protected paths, a tool outside the contract's allowlist,
+//     a network tool while the network is "none", and every non-read tool
+//     while the done criteria are not confirmed;
+//  2. any matching deny rule, project or global (a global deny beats a
+//     project allow);
+//  3. any matching ask rule;
+//  4. any matching allow rule;
+//  5. defaults by risk: read → allow, workspace_write → allow,
+//     network → ask, external → ask.
+package policy
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Decision is allow, ask or deny.
+type Decision string
+
+// Decisions.
+const (
+	Allow Decision = "allow"
+	Ask   Decision = "ask"
+	Deny  Decision = "deny"
+)
+
+// Valid reports whether d is a decision.
+func (d Decision) Valid() bool { return d == Allow || d == Ask || d == Deny }
+
+// Source says what decided.
+type Source string
+
+// Sources, as in the policy.decision event.
+const (
+	SourceHard    Source = "hard"
+	SourceRule    Source = "rule"
+	SourceDefault Source = "default"
+	SourceOwner   Source = "owner"
+	SourceExpiry  Source = "expiry"
+)
+
+// Risk mirrors tool.Risk (policy imports no tool code).
+type Risk string
+
+// Risks.
+const (
+	RiskRead           Risk = "read"
+	RiskWorkspaceWrite Risk = "workspace_write"
+	RiskNetwork        Risk = "network"
+	RiskExternal       Risk = "external"
+)
+
+// Rule is an owner's standing decision for a tool; for shell, optionally
+// only for commands starting with CommandPrefix (whole words).
+type Rule struct {
+	ID            string   `json:"id"`
+	ProjectID     string   `json:"projectId,omitempty"` // "" = global
+	Tool          string   `json:"tool"`                // "*" = every tool
+	CommandPrefix string   `json:"commandPrefix,omitempty"`
+	Decision      Decision `json:"decision"`
+}
+
+// Call is one tool call with the facts policy needs.
+type Call struct {
+	Tool string
+	Risk Risk
+	// Command is the shell command, for prefix rules.
+	Command string
+	// Protected is set when the call would touch a protected path; it
+	// says which.
+	Protected string
+	// Allowed is false when the tool is outside the contract's allowlist.
+	Allowed bool
+	// NetworkNone is true when the mission's network is "none".
+	NetworkNone bool
+	// CriteriaConfirmed is false until the owner accepted done criteria.
+	CriteriaConfirmed bool
+	ProjectID         string
+}
+
+// Verdict is a decision with its reason.
+type Verdict struct {
+	Decision Decision `json:"decision"`
+	Source   Source   `json:"source"`
+	Reason   string   `json:"reason"`
+	RuleID   string   `json:"ruleId,omitempty"`
+}
+
+// Decide applies the decision order to c under rules.
+func Decide(c Call, rules []Rule) Verdict {
+	switch {
+	case c.Protected != "":
+		return Verdict{Deny, SourceHard, "protected path: " + c.Protected, ""}
+	case !c.Allowed:
+		return Verdict{Deny, SourceHard, "tool " + c.Tool + " is not in this mission's allowlist", ""}
+	case c.NetworkNone && c.Risk == RiskNetwork && c.Tool != "shell":
+		return Verdict{Deny, SourceHard, "the mission's network is off", ""}
+	case !c.CriteriaConfirmed && c.Risk != RiskRead:
+		return Verdict{Deny, SourceHard, "done criteria are not confirmed yet: propose them with propose_criteria and wait for the owner", ""}
+	}
+	for _, want := range []Decision{Deny, Ask, Allow} {
+		for _, r := range rules {
+			if r.Decision == want && matches(r, c) {
+				return Verdict{want, SourceRule, ruleReason(r), r.ID}
+			}
+		}
+	}
+	switch c.Risk {
+	case RiskRead, RiskWorkspaceWrite:
+		return Verdict{Allow, SourceDefault, "default for " + string(c.Risk), ""}
+	default:
+		return Verdict{Ask, SourceDefault, "default for " + string(c.Risk) + ": the owner decides", ""}
+	}
+}
+
+func ruleReason(r Rule) string {
+	scope := "global"
+	if r.ProjectID != "" {
+		scope = "project"
+	}
+	s := scope + " rule " + string(r.Decision) + " " + r.Tool
+	if r.CommandPrefix != "" {
+		s += " `" + r.CommandPrefix + "`"
+	}
+	return s
+}
+
+func matches(r Rule, c Call) bool {
+	if r.ProjectID != "" && r.ProjectID != c.ProjectID {
+		return false
+	}
+	if r.Tool != "*" && r.Tool != c.Tool {
+		return false
+	}
+	if r.CommandPrefix == "" {
+		return true
+	}
+	return HasCommandPrefix(c.Command, r.CommandPrefix)
+}
+
+// HasCommandPrefix reports whether command starts with prefix as whole
+// words: "go test ./..." has prefix "go test" but not "go te". A command
+// with shell control operators after the prefix (;, &&, |, `, $( …) never
+// matches, so "go test; rm -rf ~" is not allowed by a "go test" rule.
+func HasCommandPrefix(command, prefix string) bool {
+	cw, pw := strings.Fields(command), strings.Fields(prefix)
+	if len(pw) == 0 || len(cw) < len(pw) {
+		return false
+	}
+	for i := range pw {
+		if cw[i] != pw[i] {
+			return false
+		}
+	}
+	return !strings.ContainsAny(command, ";&|`$<>(){}\n\\")
+}
+
+// CommandPrefixOf is the prefix a remembered shell approval allows: the
+// first word, plus the second when it is a subcommand (letters only), for
+// example "go test" or "npm run".
+func CommandPrefixOf(command string) string {
+	w := strings.Fields(command)
+	if len(w) == 0 {
+		return ""
+	}
+	if len(w) > 1 && isWord(w[1]) {
+		return w[0] + " " + w[1]
+	}
+	return w[0]
+}
+
+func isWord(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && r != '-' && r != '_' {
+			return false
+		}
+	}
+	return s != ""
+}
