@@ -162,22 +162,23 @@ func HasCommandPrefix(command, prefix string) bool {
 }
 
 // CommandPrefixOf is the prefix a remembered shell approval allows: the
-// first word, plus the second when it is a subcommand (letters only), for
-// example "go test" or "npm run".
+// first word, plus the second when the first is a bare command name and the
+// second a subcommand (a word starting with a letter), for example
+// "go test" or "npm run"; "ls -la" gives "ls".
 func CommandPrefixOf(command string) string {
 	w := strings.Fields(command)
 	if len(w) == 0 {
 		return ""
 	}
-	if len(w) > 1 && isWord(w[1]) {
+	if len(w) > 1 && !strings.Contains(w[0], "/") && isWord(w[1]) {
 		return w[0] + " " + w[1]
 	}
 	return w[0]
 }
 
 func isWord(s string) bool {
-	for _, r := range s {
-		if !unicode.IsLetter(r) && r != '-' && r != '_' {
+	for i, r := range s {
+		if !unicode.IsLetter(r) && (i == 0 || r != '-' && r != '_') {
 			return false
 		}
 	}
