@@ -29,14 +29,11 @@ func (a *Adapter) Params(req provider.Request) sdk.BetaMessageNewParams {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	msgs := make([]sdk.BetaMessageParam, len(req.Transcript))
-	for i, e := range req.Transcript {
-		msgs[i] = param.Override[sdk.BetaMessageParam](e)
-	}
 	p := sdk.BetaMessageNewParams{
 		Model:     sdk.Model(req.Model),
 		MaxTokens: maxTokens,
-		Messages:  msgs,
+		// The transcript is spliced in by Body, verbatim.
+		Messages: []sdk.BetaMessageParam{param.Override[sdk.BetaMessageParam](json.RawMessage(`"` + provider.RawArraySentinel + `"`))},
 		// Adaptive thinking, shown summarized; never budget_tokens.
 		Thinking: sdk.BetaThinkingConfigParamUnion{OfAdaptive: &sdk.BetaThinkingConfigAdaptiveParam{
 			Display: sdk.BetaThinkingConfigAdaptiveDisplaySummarized,
@@ -70,12 +67,30 @@ func (a *Adapter) Params(req provider.Request) sdk.BetaMessageNewParams {
 	return p
 }
 
+// Body encodes the request body of req: the typed parameters through the
+// SDK, the transcript spliced in as it is (see provider.SpliceBody).
+func (a *Adapter) Body(req provider.Request) (sdk.BetaMessageNewParams, []byte, error) {
+	p := a.Params(req)
+	small, err := p.MarshalJSON()
+	if err != nil {
+		return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
+	}
+	body, err := provider.SpliceBody(small, req.Transcript)
+	if err != nil {
+		return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
+	}
+	return p, body, nil
+}
+
 // Call implements provider.Adapter.
 func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Response, error) {
 	if err := a.checkKey(); err != nil {
 		return nil, err
 	}
-	params := a.Params(req)
+	params, body, err := a.Body(req)
+	if err != nil {
+		return nil, err
+	}
 	var resp *provider.Response
 	streamed := false
 	attempts, err := a.cfg.Retry.Do(ctx, func(ctx context.Context, n int) error {
@@ -83,7 +98,10 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
 		}
 		acc := newAccumulator(req.OnDelta)
-		stream := a.client.Beta.Messages.NewStreaming(ctx, params, attemptOption(n))
+		// params still go to the SDK for the headers they carry (betas);
+		// the body sent is ours.
+		stream := a.client.Beta.Messages.NewStreaming(ctx, params, attemptOption(n),
+			option.WithRequestBody("application/json", body))
 		defer stream.Close()
 		for stream.Next() {
 			ev := stream.Current()
