@@ -202,10 +202,14 @@ func runChild(role string) int {
 			}
 			return kernel.Result{Status: kernel.StatusDone}, nil
 		}
+		// Leases long enough that a slow heartbeat (under -race, two
+		// processes on one SQLite file) never expires one: the test is
+		// that healthy workers never share a step, not lease expiry.
+		opts.Lease = 30 * time.Second
 		if role == "handover" {
 			opts.Lease = time.Minute // a handover must not wait for expiry
-			k = kernel.New(st, opts)
 		}
+		k = kernel.New(st, opts)
 		if err := k.RunWorker(ctx, kernel.WorkerConfig{Concurrency: 4, Logics: map[string]kernel.Logic{role: logic}, JanitorEvery: -1}); err != nil {
 			return 1
 		}
