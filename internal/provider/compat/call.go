@@ -7,21 +7,17 @@ import (
 	"strings"
 
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/openai"
 )
 
-// Params builds the request parameters of req.
+// Params builds the request parameters of req, with a sentinel in place
+// of the messages (see Body).
 func (a *Adapter) Params(req provider.Request) (sdk.ChatCompletionNewParams, error) {
-	msgs := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Transcript)+1)
-	if req.System != "" {
-		msgs = append(msgs, sdk.SystemMessage(req.System))
-	}
-	for _, e := range req.Transcript {
-		msgs = append(msgs, param.Override[sdk.ChatCompletionMessageParamUnion](e))
-	}
+	msgs := []sdk.ChatCompletionMessageParamUnion{param.Override[sdk.ChatCompletionMessageParamUnion](json.RawMessage(`"` + provider.RawArraySentinel + `"`))}
 	p := sdk.ChatCompletionNewParams{
 		Model:         req.Model,
 		Messages:      msgs,
@@ -51,6 +47,30 @@ func (a *Adapter) Params(req provider.Request) (sdk.ChatCompletionNewParams, err
 	return p, nil
 }
 
+// Body encodes the request body of req: the system message, then the
+// transcript's messages spliced in as they are.
+func (a *Adapter) Body(req provider.Request) (sdk.ChatCompletionNewParams, []byte, error) {
+	p, err := a.Params(req)
+	if err != nil {
+		return p, nil, err
+	}
+	small, err := p.MarshalJSON()
+	if err != nil {
+		return p, nil, fmt.Errorf("compat: encode request: %w", err)
+	}
+	msgs := req.Transcript
+	if req.System != "" {
+		msgs = make([]json.RawMessage, 0, len(req.Transcript)+1)
+		msgs = append(msgs, text("system", req.System))
+		msgs = append(msgs, req.Transcript...)
+	}
+	body, err := provider.SpliceBody(small, msgs)
+	if err != nil {
+		return p, nil, fmt.Errorf("compat: encode request: %w", err)
+	}
+	return p, body, nil
+}
+
 type callAcc struct {
 	id, name string
 	args     strings.Builder
@@ -58,7 +78,7 @@ type callAcc struct {
 
 // Call implements provider.Adapter.
 func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Response, error) {
-	params, err := a.Params(req)
+	params, body, err := a.Body(req)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +88,7 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if streamed && req.OnDelta != nil {
 			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
 		}
-		stream := a.client.Chat.Completions.NewStreaming(ctx, params, openai.AttemptOption(n))
+		stream := a.client.Chat.Completions.NewStreaming(ctx, params, openai.AttemptOption(n), option.WithRequestBody("application/json", body))
 		defer stream.Close()
 		var (
 			text, thinking, refusal strings.Builder

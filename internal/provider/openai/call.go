@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
@@ -13,16 +14,10 @@ import (
 	"github.com/aos-run/aos/internal/provider"
 )
 
-// Params builds the request parameters of req.
+// Params builds the request parameters of req, with a sentinel in place
+// of the input items (see Body).
 func (a *Adapter) Params(req provider.Request) (responses.ResponseNewParams, error) {
-	its, err := items(req.Transcript)
-	if err != nil {
-		return responses.ResponseNewParams{}, fmt.Errorf("openai: read transcript: %w", err)
-	}
-	input := make(responses.ResponseInputParam, len(its))
-	for i, it := range its {
-		input[i] = param.Override[responses.ResponseInputItemUnionParam](it)
-	}
+	input := responses.ResponseInputParam{param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(`"` + provider.RawArraySentinel + `"`))}
 	p := responses.ResponseNewParams{
 		Model:             req.Model,
 		Input:             responses.ResponseNewParamsInputUnion{OfInputItemList: input},
@@ -58,12 +53,34 @@ func (a *Adapter) Params(req provider.Request) (responses.ResponseNewParams, err
 	return p, nil
 }
 
+// Body encodes the request body of req: the typed parameters through the
+// SDK, the transcript's input items spliced in as they are.
+func (a *Adapter) Body(req provider.Request) (responses.ResponseNewParams, []byte, error) {
+	p, err := a.Params(req)
+	if err != nil {
+		return p, nil, err
+	}
+	its, err := items(req.Transcript)
+	if err != nil {
+		return p, nil, fmt.Errorf("openai: read transcript: %w", err)
+	}
+	small, err := p.MarshalJSON()
+	if err != nil {
+		return p, nil, fmt.Errorf("openai: encode request: %w", err)
+	}
+	body, err := provider.SpliceBody(small, its)
+	if err != nil {
+		return p, nil, fmt.Errorf("openai: encode request: %w", err)
+	}
+	return p, body, nil
+}
+
 // Call implements provider.Adapter.
 func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Response, error) {
 	if err := a.checkKey(); err != nil {
 		return nil, err
 	}
-	params, err := a.Params(req)
+	params, body, err := a.Body(req)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +90,7 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if streamed && req.OnDelta != nil {
 			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
 		}
-		stream := a.client.Responses.NewStreaming(ctx, params, AttemptOption(n))
+		stream := a.client.Responses.NewStreaming(ctx, params, AttemptOption(n), option.WithRequestBody("application/json", body))
 		defer stream.Close()
 		var final json.RawMessage
 		for stream.Next() {

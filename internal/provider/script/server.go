@@ -136,11 +136,22 @@ func (s *Server) Reset() {
 	clear(s.attempts)
 }
 
-func (s *Server) record(r Recorded) {
+// record appends r to the log and returns its sequence number.
+func (s *Server) record(r *Recorded) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Seq = len(s.reqs)
-	s.reqs = append(s.reqs, r)
+	s.reqs = append(s.reqs, *r)
+	return r.Seq
+}
+
+// setError notes a failure found after a request was recorded.
+func (s *Server) setError(seq int, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq < len(s.reqs) {
+		s.reqs[seq].Error = msg
+	}
 }
 
 // redactHeader copies h without credentials.
@@ -187,7 +198,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	}
 	ids = append(ids, s.set.Models...)
 	w.Header().Set("Content-Type", "application/json")
-	s.record(Recorded{Time: s.now(), Method: r.Method, Path: r.URL.Path, Header: redactHeader(r.Header), Status: 200})
+	s.record(&Recorded{Time: s.now(), Method: r.Method, Path: r.URL.Path, Header: redactHeader(r.Header), Status: 200})
 	if r.Header.Get("Anthropic-Version") != "" {
 		var data []any
 		for _, id := range ids {
@@ -218,44 +229,46 @@ func (s *Server) attempt(r *http.Request, body []byte) (int, string) {
 	return n, "counter"
 }
 
+// serveModel answers one model request. The request is recorded before
+// the first byte of the answer is written, so that a client that has
+// seen the answer always finds its request in the log.
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	rec := Recorded{Time: s.now(), Method: r.Method, Path: r.URL.Path, Header: redactHeader(r.Header), Format: f}
 	if json.Valid(body) {
 		rec.Body = body
 	}
-	defer func() { s.record(rec) }()
+	fail := func(status int, typ, msg, logMsg string, retryAfter time.Duration) {
+		rec.Status, rec.Error = status, logMsg
+		s.record(&rec)
+		writeError(w, f, status, typ, msg, retryAfter)
+	}
 	if err != nil {
-		rec.Status, rec.Error = 400, "read body: "+err.Error()
-		writeError(w, f, 400, "", rec.Error, 0)
+		fail(400, "", "read body: "+err.Error(), "read body: "+err.Error(), 0)
 		return
 	}
 	rec.Attempt, rec.AttemptSource = s.attempt(r, body)
 	conv, err := parseConversation(f, body)
 	if err != nil {
-		rec.Status, rec.Error = 400, err.Error()
-		writeError(w, f, 400, "", "scripted model server: "+err.Error(), 0)
+		fail(400, "", "scripted model server: "+err.Error(), err.Error(), 0)
 		return
 	}
 	rec.Turn = conv.AssistantTurns
 	sc, err := s.set.selectScript(conv)
 	if err != nil {
-		rec.Status, rec.Error = 400, err.Error()
-		writeError(w, f, 400, "", "scripted model server: "+err.Error(), 0)
+		fail(400, "", "scripted model server: "+err.Error(), err.Error(), 0)
 		return
 	}
 	rec.Script = sc.Name
 	turn, err := sc.turnFor(conv.AssistantTurns)
 	if err != nil {
-		rec.Status, rec.Error = 400, err.Error()
-		writeError(w, f, 400, "", "scripted model server: "+err.Error(), 0)
+		fail(400, "", "scripted model server: "+err.Error(), err.Error(), 0)
 		return
 	}
 	for _, a := range turn.Expect {
 		if err := a.Check(conv); err != nil {
-			rec.Status = 400
-			rec.Error = fmt.Sprintf("script %s turn %d: %v", sc.Name, conv.AssistantTurns, err)
-			writeError(w, f, 400, "", "scripted model server: "+rec.Error, 0)
+			msg := fmt.Sprintf("script %s turn %d: %v", sc.Name, conv.AssistantTurns, err)
+			fail(400, "", "scripted model server: "+msg, msg, 0)
 			return
 		}
 	}
@@ -263,25 +276,24 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 	if turn.Delay > 0 {
 		if err := sleepCtx(ctx, time.Duration(turn.Delay)); err != nil {
 			rec.Error = "client gone during delay"
+			s.record(&rec)
 			return
 		}
 	}
 	e := turn.Error
 	failing := e != nil && (e.Times == 0 || rec.Attempt < e.Times)
 	if failing && !e.Drop && !e.MidStream {
-		rec.Status = e.Status
-		rec.Error = fmt.Sprintf("scripted error %d", e.Status)
-		writeError(w, f, e.Status, e.Type, e.Message, time.Duration(e.RetryAfter))
+		fail(e.Status, e.Type, e.Message, fmt.Sprintf("scripted error %d", e.Status), time.Duration(e.RetryAfter))
 		return
 	}
 	rep, err := resolve(sc, conv.AssistantTurns, turn, conv, len(body))
 	if err != nil {
-		rec.Status, rec.Error = 500, err.Error()
-		writeError(w, f, 500, "", "scripted model server: "+err.Error(), 0)
+		fail(500, "", "scripted model server: "+err.Error(), err.Error(), 0)
 		return
 	}
 	rec.Status = 200
 	if !conv.Stream {
+		s.record(&rec)
 		w.Header().Set("Content-Type", "application/json")
 		var obj any
 		switch f {
@@ -315,6 +327,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 				"error": map[string]any{"type": typ, "message": msg}})
 		}
 	}
+	seq := s.record(&rec)
 	switch f {
 	case FormatAnthropic:
 		err = writeAnthropic(em, rep)
@@ -324,7 +337,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 		err = writeChat(em, rep)
 	}
 	if err != nil && !errors.Is(err, errStopStream) && rec.Error == "" {
-		rec.Error = "stream: " + err.Error()
+		s.setError(seq, "stream: "+err.Error())
 	}
 }
 
