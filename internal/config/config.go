@@ -57,7 +57,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		c.DataDir = filepath.Join(base, "aos")
 	}
 	if c.WorkspaceRoot == "" {
-		c.WorkspaceRoot = filepath.Join(c.DataDir, "workspaces")
+		// Beside the data dir, never inside it: the sandbox hides the data
+		// dir (database, artifacts) from every command.
+		c.WorkspaceRoot = filepath.Join(filepath.Dir(c.DataDir), "aos-workspaces")
 	}
 	c.MaxConcurrentRuns = 4
 	if v := getenv("AOS_MAX_CONCURRENT_RUNS"); v != "" {

@@ -14,7 +14,7 @@ func TestFromEnv(t *testing.T) {
 		check   func(t *testing.T, c Config)
 	}{
 		{"defaults", map[string]string{"XDG_DATA_HOME": "/x"}, "", func(t *testing.T, c Config) {
-			if c.DataDir != filepath.Join("/x", "aos") || c.MaxConcurrentRuns != 4 || c.LogLevel != "info" || c.WorkspaceRoot != "/x/aos/workspaces" {
+			if c.DataDir != filepath.Join("/x", "aos") || c.MaxConcurrentRuns != 4 || c.LogLevel != "info" || c.WorkspaceRoot != "/x/aos-workspaces" {
 				t.Errorf("got %+v", c)
 			}
 		}},

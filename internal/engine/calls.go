@@ -1,0 +1,429 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/policy"
+	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/sandbox"
+	"github.com/aos-run/aos/internal/tool"
+)
+
+// stepResult is a tool_call step's result (seed §10).
+type stepResult struct {
+	OK           bool              `json:"ok"`
+	Content      string            `json:"content"`
+	Artifact     *tool.ArtifactRef `json:"artifact,omitempty"`
+	Trust        tool.Trust        `json:"trust,omitempty"`
+	FileStateOut map[string]string `json:"fileStateOut,omitempty"`
+	Diff         string            `json:"diff,omitempty"`
+}
+
+// plannedCall is a tool call after validation and policy.
+type plannedCall struct {
+	block  provider.Block
+	t      tool.Tool
+	result *provider.ToolResult // set when refused, or for control tools
+	run    bool
+}
+
+// runCalls validates, decides and executes one turn's tool calls, and
+// appends all their results as one batch.
+func (l *loop) runCalls(calls []provider.Block) (kernel.Result, bool, error) {
+	rules, err := l.loadRules()
+	if err != nil {
+		return kernel.Result{}, false, err
+	}
+	plans := make([]*plannedCall, len(calls))
+	progress := false
+	// Phase 1, in call order: validation, policy, approvals, and control
+	// tools. Waits suspend here, before anything executes.
+	for i, c := range calls {
+		p := &plannedCall{block: c}
+		plans[i] = p
+		t, ok := l.d.Tools.Get(c.Name)
+		if !ok {
+			p.result = refused(c, fmt.Sprintf("unknown tool %q", c.Name))
+			continue
+		}
+		p.t = t
+		if err := t.Validate(c.Input); err != nil {
+			p.result = refused(c, "invalid input: "+err.Error())
+			continue
+		}
+		if isControl(c.Name) {
+			res, done, err := l.control(c, p)
+			if err != nil || done {
+				return res, done, err
+			}
+			if p.result != nil && !p.result.IsError && c.Name != "ask_owner" {
+				progress = true
+			}
+			continue
+		}
+		allowed, err := l.decide(c, t, rules)
+		if err != nil {
+			return kernel.Result{}, false, err
+		}
+		if allowed != "" {
+			p.result = refused(c, allowed)
+			continue
+		}
+		p.run = true
+	}
+	// Phase 2: execution. Parallel-safe calls start at once, their step
+	// numbers taken in call order; any other call first waits for them.
+	var pending []func() error
+	flush := func() error {
+		for _, f := range pending {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		pending = nil
+		return nil
+	}
+	results := make([]provider.ToolResult, len(plans))
+	for i, p := range plans {
+		if !p.run {
+			results[i] = *p.result
+			continue
+		}
+		if p.t.ParallelSafe() {
+			fut := l.rc.Go(l.toolSpec(p), l.toolExec(p))
+			pending = append(pending, func() error {
+				res, err := fut.Await()
+				if err != nil {
+					return err
+				}
+				results[i] = l.absorb(p, res, &progress)
+				return nil
+			})
+			continue
+		}
+		if err := flush(); err != nil {
+			return kernel.Result{}, false, err
+		}
+		res, err := l.rc.Step(l.toolSpec(p), l.toolExec(p))
+		if err != nil {
+			return kernel.Result{}, false, err
+		}
+		results[i] = l.absorb(p, res, &progress)
+	}
+	if err := flush(); err != nil {
+		return kernel.Result{}, false, err
+	}
+	l.transcript = l.a.AppendToolResults(l.transcript, results)
+	l.trackStall(calls, results, progress)
+	return kernel.Result{}, false, nil
+}
+
+func refused(c provider.Block, msg string) *provider.ToolResult {
+	return &provider.ToolResult{CallID: c.ID, Name: c.Name, Content: msg, IsError: true}
+}
+
+func isControl(name string) bool {
+	switch name {
+	case "finish", "ask_owner", "update_criteria", "propose_criteria":
+		return true
+	}
+	return false
+}
+
+// loadRules journals the owner's rules for this turn, so that replay sees
+// the rules the decisions were made under.
+func (l *loop) loadRules() ([]policy.Rule, error) {
+	if l.d.Rules == nil {
+		return nil, nil
+	}
+	res, err := l.rc.Step(kernel.StepSpec{Kind: "policy", Name: "policy_rules", Effect: kernel.EffectRead, Request: map[string]any{"projectId": l.in.ProjectID, "turn": l.turn}},
+		func(ctx context.Context, _ string) (kernel.Outcome, error) {
+			rs, err := l.d.Rules(ctx, l.in.ProjectID)
+			if rs == nil {
+				rs = []policy.Rule{}
+			}
+			return kernel.Outcome{Result: rs}, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	var rules []policy.Rule
+	if err := json.Unmarshal(res, &rules); err != nil {
+		return nil, fmt.Errorf("engine: decode rules: %w", err)
+	}
+	return rules, nil
+}
+
+// decide applies policy to a call, asking the owner when policy says ask.
+// It returns "" when the call may run, else the refusal the model reads.
+func (l *loop) decide(c provider.Block, t tool.Tool, rules []policy.Rule) (string, error) {
+	net := sandbox.Network(l.in.network())
+	risk := t.Risk(c.Input, net)
+	call := policy.Call{Tool: c.Name, Risk: policy.Risk(risk), Allowed: l.allowed(c.Name), NetworkNone: net == sandbox.NetworkNone,
+		CriteriaConfirmed: l.confirmed, ProjectID: l.in.ProjectID, Protected: protectedTarget(c)}
+	if c.Name == "shell" {
+		call.Command = shellCommand(c.Input)
+	}
+	v := policy.Decide(call, rules)
+	event := map[string]any{"tool": c.Name, "callId": c.ID, "risk": risk, "decision": v.Decision, "reason": v.Reason, "source": v.Source}
+	if v.RuleID != "" {
+		event["ruleId"] = v.RuleID
+	}
+	if v.Decision != policy.Ask {
+		if err := l.rc.Emit("policy.decision", event); err != nil {
+			return "", err
+		}
+		if v.Decision == policy.Deny {
+			return "Denied by owner/policy: " + v.Reason, nil
+		}
+		return "", nil
+	}
+	ap := t.DescribeForApproval(c.Input)
+	payload := map[string]any{"tool": c.Name, "input": c.Input, "risk": risk, "title": ap.Title, "detail": ap.Detail, "reason": v.Reason, "callId": c.ID}
+	if ap.Diff != "" {
+		payload["diff"] = ap.Diff
+	}
+	out, err := l.rc.Wait(kernel.WaitApproval, payload, l.in.approvalTimeout())
+	if err != nil {
+		return "", err
+	}
+	approved, remember, why := approvalOf(out)
+	event["decision"], event["source"] = policy.Deny, policy.SourceOwner
+	if out.Expired() {
+		event["source"], event["reason"] = policy.SourceExpiry, "the approval expired"
+		why = "the approval request expired"
+	}
+	if approved {
+		event["decision"], event["reason"] = policy.Allow, "approved by the owner"
+	}
+	if approved && remember {
+		rule := policy.Rule{Tool: c.Name, ProjectID: l.in.ProjectID, Decision: policy.Allow}
+		if c.Name == "shell" {
+			rule.CommandPrefix = policy.CommandPrefixOf(call.Command)
+		}
+		if _, err := l.rc.Step(kernel.StepSpec{Kind: "policy", Name: "remember_rule", Effect: kernel.EffectIdempotentWrite, Request: rule},
+			func(ctx context.Context, key string) (kernel.Outcome, error) {
+				rule.ID = "r-" + strings.ReplaceAll(key, "/", "-")
+				if l.d.AddRule == nil {
+					return kernel.Outcome{Result: rule}, nil
+				}
+				return kernel.Outcome{Result: rule}, l.d.AddRule(ctx, rule)
+			}); err != nil {
+			return "", err
+		}
+		event["remembered"], event["rule"] = true, rule
+	}
+	if err := l.rc.Emit("policy.decision", event); err != nil {
+		return "", err
+	}
+	if approved {
+		return "", nil
+	}
+	if why == "" {
+		why = "the owner declined"
+	}
+	return "Denied by owner/policy: " + why, nil
+}
+
+func (l *loop) allowed(name string) bool {
+	for _, n := range l.toolNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// approvalOf reads an approval's resolution: {"approved": bool,
+// "remember": bool, "reason": "…"}, or a plain "approve"/"deny".
+func approvalOf(out kernel.WaitOutcome) (approved, remember bool, reason string) {
+	if out.Expired() {
+		return false, false, ""
+	}
+	var r struct {
+		Approved *bool  `json:"approved"`
+		Remember bool   `json:"remember"`
+		Reason   string `json:"reason"`
+	}
+	if json.Unmarshal(out.Resolution, &r) == nil && r.Approved != nil {
+		return *r.Approved, r.Remember, r.Reason
+	}
+	switch strings.ToLower(answerText(out.Resolution)) {
+	case "approve", "approved", "yes", "allow":
+		return true, false, ""
+	}
+	return false, false, ""
+}
+
+// answerText reads a question's answer: a JSON string or {"answer": "…"}.
+func answerText(res json.RawMessage) string {
+	var s string
+	if json.Unmarshal(res, &s) == nil {
+		return s
+	}
+	var o struct {
+		Answer string `json:"answer"`
+	}
+	_ = json.Unmarshal(res, &o)
+	return o.Answer
+}
+
+// protectedTarget is the protected path a file-writing call targets, if
+// any. The tools refuse these too; policy denies them before asking.
+func protectedTarget(c provider.Block) string {
+	switch c.Name {
+	case "write_file", "edit_file":
+	default:
+		return ""
+	}
+	var in struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(c.Input, &in) != nil {
+		return ""
+	}
+	p := strings.TrimPrefix(strings.TrimPrefix(in.Path, "./"), "/")
+	for _, pre := range []string{".git/", ".aos/"} {
+		if p+"/" == pre || strings.HasPrefix(p, pre) {
+			return in.Path
+		}
+	}
+	switch p {
+	case "AGENTS.md", "CLAUDE.md", ".bashrc", ".profile", ".zshrc", ".bash_profile":
+		return in.Path
+	}
+	return ""
+}
+
+func shellCommand(input json.RawMessage) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(input, &in)
+	return in.Command
+}
+
+func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
+	spec := kernel.StepSpec{Kind: "tool_call", Name: p.block.Name, Effect: kernel.Effect(p.t.Effect(p.block.Input)),
+		Request: map[string]any{"name": p.block.Name, "input": p.block.Input, "callId": p.block.ID}}
+	if r, ok := p.t.(tool.Reconciler); ok {
+		spec.Reconcile = func(ctx context.Context, _ json.RawMessage, key string) (kernel.ReconcileOutcome, error) {
+			rec, err := r.Reconcile(ctx, l.toolContext(key), p.block.Input)
+			if err != nil {
+				return kernel.ReconcileOutcome{}, err
+			}
+			switch rec.State {
+			case tool.ReconcileDone:
+				return kernel.ReconcileOutcome{Answer: kernel.ReconcileDone, Result: stepResult{OK: true, Content: rec.Output}}, nil
+			case tool.ReconcileNotDone:
+				return kernel.ReconcileOutcome{Answer: kernel.ReconcileNotDone}, nil
+			}
+			return kernel.ReconcileOutcome{Answer: kernel.ReconcileUnknown}, nil
+		}
+		spec.AssumedResult = stepResult{OK: true, Content: "The owner confirmed this call took effect before an interruption; its output was not recorded."}
+	}
+	return spec
+}
+
+func (l *loop) toolContext(idemKey string) *tool.Context {
+	fs := make(map[string]string, len(l.fileState))
+	for k, v := range l.fileState {
+		fs[k] = v
+	}
+	return &tool.Context{RunID: l.rc.RunID(), MissionID: l.rc.MissionID(), Workspace: l.in.Workspace, Network: sandbox.Network(l.in.network()),
+		DataDir: l.d.DataDir, IdemKey: idemKey, Artifacts: &artifacts{k: l.d.Kernel, runID: l.rc.RunID()}, FileState: fs,
+		Sandbox: l.d.Sandbox, ExtraDenyRead: l.d.ExtraDenyRead}
+}
+
+func (l *loop) toolExec(p *plannedCall) kernel.ExecFunc {
+	return func(ctx context.Context, key string) (kernel.Outcome, error) {
+		tc := l.toolContext(key)
+		r, err := p.t.Run(ctx, tc, p.block.Input)
+		if err != nil {
+			if ctx.Err() != nil {
+				return kernel.Outcome{}, err
+			}
+			r = tool.Result{OK: false, Output: "tool failed: " + err.Error()}
+		}
+		name := fmt.Sprintf("%s-%s.txt", p.block.Name, strings.NewReplacer("/", "-").Replace(key))
+		shaped, err := tool.ShapeOutput(ctx, tc.Artifacts, name, r.Output)
+		if err != nil {
+			return kernel.Outcome{}, err
+		}
+		return kernel.Outcome{Result: stepResult{OK: r.OK, Content: shaped.Content, Artifact: shaped.Artifact, Trust: r.Trust,
+			FileStateOut: r.FileStateOut, Diff: r.Diff}}, nil
+	}
+}
+
+// absorb folds a tool step's result into the loop's state.
+func (l *loop) absorb(p *plannedCall, raw json.RawMessage, progress *bool) provider.ToolResult {
+	var r stepResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return *refused(p.block, "engine: unreadable tool result")
+	}
+	for k, v := range r.FileStateOut {
+		l.fileState[k] = v
+	}
+	if r.OK {
+		switch kernel.Effect(p.t.Effect(p.block.Input)) {
+		case kernel.EffectIdempotentWrite, kernel.EffectNonIdempotent:
+			*progress = true
+		}
+	}
+	return provider.ToolResult{CallID: p.block.ID, Name: p.block.Name, Content: r.Content, IsError: !r.OK}
+}
+
+// trackStall counts repeated identical calls with identical results, and
+// turns without progress.
+func (l *loop) trackStall(calls []provider.Block, results []provider.ToolResult, progress bool) {
+	for i, r := range results {
+		key := r.Name + "\x00" + string(calls[i].Input) + "\x00" + r.Content
+		if key == l.lastCallKey {
+			l.sameCalls++
+		} else {
+			l.lastCallKey, l.sameCalls = key, 1
+		}
+	}
+	if progress {
+		l.sinceProgress = 0
+	} else {
+		l.sinceProgress++
+	}
+}
+
+// artifacts stores tool outputs through the kernel.
+type artifacts struct {
+	k     *kernel.Kernel
+	runID string
+}
+
+func (a *artifacts) Put(ctx context.Context, name string, data []byte, mime string) (string, int64, error) {
+	return a.k.PutArtifact(ctx, bytes.NewReader(data), kernel.ArtifactMeta{Name: name, Mime: mime, RunID: a.runID})
+}
+
+func (a *artifacts) Get(ctx context.Context, name string) ([]byte, error) {
+	list, err := a.k.Store().ListArtifacts(ctx, a.runID)
+	if err != nil {
+		return nil, fmt.Errorf("engine: list artifacts: %w", err)
+	}
+	for _, m := range list {
+		if m.Name == name {
+			f, _, err := a.k.OpenArtifact(ctx, m.SHA256)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			var buf bytes.Buffer
+			if _, err := buf.ReadFrom(f); err != nil {
+				return nil, fmt.Errorf("engine: read artifact: %w", err)
+			}
+			return buf.Bytes(), nil
+		}
+	}
+	return nil, fmt.Errorf("no artifact named %q in this run", name)
+}

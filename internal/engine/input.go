@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aos-run/aos/internal/kernel"
+)
+
+// LogicName is the kernel logic name of the agent loop.
+const LogicName = "aos.agent"
+
+// DefaultApprovalTimeoutSec is how long an ask waits for the owner (72 h);
+// expiry is a deny.
+const DefaultApprovalTimeoutSec = 72 * 3600
+
+// Input is a mission's root run input.
+type Input struct {
+	Objective string `json:"objective"`
+	// Criteria are the done criteria's texts; empty asks the model to
+	// propose them for the owner to confirm.
+	Criteria   []string `json:"criteria,omitempty"`
+	Boundaries string   `json:"boundaries,omitempty"`
+	// Workspace is the project's absolute path.
+	Workspace           string `json:"workspace"`
+	ProjectID           string `json:"projectId,omitempty"`
+	ProjectInstructions string `json:"projectInstructions,omitempty"`
+	Model               string `json:"model"`
+	Effort              string `json:"effort,omitempty"`
+	// Network is none (default) or open.
+	Network string `json:"network,omitempty"`
+	// Tools is the contract's allowlist; empty allows every tool.
+	Tools              []string `json:"tools,omitempty"`
+	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
+	// ContextWindow overrides the model's context window in tokens.
+	ContextWindow int64 `json:"contextWindow,omitempty"`
+}
+
+// Validate checks an input before a mission is created.
+func (in *Input) Validate() error {
+	bad := func(msg string) error { return &kernel.Error{Code: kernel.CodeInvalidInput, Seq: -1, Msg: msg} }
+	switch {
+	case strings.TrimSpace(in.Objective) == "":
+		return bad("objective is required")
+	case len(in.Objective) > 64<<10:
+		return bad("objective is longer than 64 KiB")
+	case in.Workspace == "":
+		return bad("workspace is required")
+	case in.Model == "":
+		return bad("model is required")
+	case len(in.Criteria) > 20:
+		return bad("at most 20 criteria")
+	}
+	for i, c := range in.Criteria {
+		if strings.TrimSpace(c) == "" {
+			return bad(fmt.Sprintf("criterion %d is empty", i+1))
+		}
+	}
+	switch in.Network {
+	case "", "none", "open":
+	default:
+		return bad("network must be none or open")
+	}
+	if in.ApprovalTimeoutSec < 0 || in.ApprovalTimeoutSec > kernel.MaxWaitTimeoutSec {
+		return bad("approval timeout out of range")
+	}
+	return nil
+}
+
+func (in *Input) network() string {
+	if in.Network == "" {
+		return "none"
+	}
+	return in.Network
+}
+
+func (in *Input) approvalTimeout() int64 {
+	if in.ApprovalTimeoutSec == 0 {
+		return DefaultApprovalTimeoutSec
+	}
+	return in.ApprovalTimeoutSec
+}
+
+// Criterion is a done criterion and whether it passes, with evidence.
+type Criterion struct {
+	ID       string `json:"id"`
+	Text     string `json:"text"`
+	Passes   bool   `json:"passes"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Outcome is the payload of the run's result envelope.
+type Outcome struct {
+	Summary       string      `json:"summary"`
+	Evidence      []string    `json:"evidence,omitempty"`
+	OpenQuestions []string    `json:"openQuestions,omitempty"`
+	Criteria      []Criterion `json:"criteria"`
+	Turns         int         `json:"turns"`
+	SpentUSD      float64     `json:"spentUsd"`
+}
+
+func decodeInput(raw json.RawMessage) (Input, error) {
+	var in Input
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, fmt.Errorf("engine: decode mission input: %w", err)
+	}
+	return in, in.Validate()
+}
