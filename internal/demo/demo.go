@@ -29,8 +29,8 @@ const (
 func Script() []byte { return append([]byte(nil), script...) }
 
 var files = map[string]string{
-	"calc.sh": "# calc.sh: small arithmetic helpers.\nadd() {\n  echo \"$(( $1 - $2 ))\"\n}\n",
-	"test.sh": "#!/bin/sh\n. ./calc.sh\ngot=$(add 2 3)\nif [ \"$got\" = 5 ]; then\n  echo PASS\nelse\n  echo \"FAIL: add 2 3 = $got, want 5\"\n  exit 1\nfi\n",
+	"calc.sh":   "# calc.sh: small arithmetic helpers.\nadd() {\n  echo \"$(( $1 - $2 ))\"\n}\n",
+	"test.sh":   "#!/bin/sh\n. ./calc.sh\ngot=$(add 2 3)\nif [ \"$got\" = 5 ]; then\n  echo PASS\nelse\n  echo \"FAIL: add 2 3 = $got, want 5\"\n  exit 1\nfi\n",
 	"README.md": "# calc\n\nRun the tests with `sh test.sh`.\n",
 }
 
