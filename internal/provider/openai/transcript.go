@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/aos-run/aos/internal/provider"
 )
@@ -71,19 +73,24 @@ func (a *Adapter) AppendOperatorNote(t provider.Transcript, _ string, text strin
 	return provider.Append(t, entry(message("developer", text)))
 }
 
-// items flattens a transcript into input items.
+// items flattens a transcript into input items without decoding it: an
+// entry that is a JSON array contributes its inside (the text between its
+// brackets, a comma-separated run of items), an object contributes
+// itself. Joined by commas, the runs form one flat array.
 func items(t provider.Transcript) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(t)*2)
-	for _, e := range t {
-		if len(e) > 0 && e[0] == '[' {
-			var arr []json.RawMessage
-			if err := json.Unmarshal(e, &arr); err != nil {
-				return nil, err
+	out := make([]json.RawMessage, 0, len(t))
+	for i, e := range t {
+		e = bytes.TrimSpace(e)
+		switch {
+		case len(e) >= 2 && e[0] == '[' && e[len(e)-1] == ']':
+			if inner := bytes.TrimSpace(e[1 : len(e)-1]); len(inner) > 0 {
+				out = append(out, inner)
 			}
-			out = append(out, arr...)
-			continue
+		case len(e) >= 2 && e[0] == '{' && e[len(e)-1] == '}':
+			out = append(out, e)
+		default:
+			return nil, fmt.Errorf("transcript entry %d is neither an item nor an array of items", i)
 		}
-		out = append(out, e)
 	}
 	return out, nil
 }
