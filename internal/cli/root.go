@@ -31,6 +31,14 @@ func NewRootCmd(version string) *cobra.Command {
 		newUpCmd(version),
 		newSelfTestCmd(version),
 		NewDevCmd(),
+		NewSandboxCmd(),
+		newRunCmd(version),
+		newResumeCmd(version),
+		newDemoCmd(version),
+		newWaitsCmd(),
+		newResolveCmd("approve"),
+		newResolveCmd("deny"),
+		newResolveCmd("answer"),
 	)
 	return root
 }

@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aos-run/aos/internal/demo"
+	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/worker"
+)
+
+// DefaultModel is the model aos run uses without --model.
+const DefaultModel = "claude-opus-5-5"
+
+type runFlags struct {
+	project   string
+	model     string
+	effort    string
+	criteria  []string
+	budgetUSD float64
+	maxTurns  int
+	wallSec   int64
+	network   string
+	onAsk     string
+	json      bool
+}
+
+func newRunCmd(version string) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] \"objective\"",
+		Short: "Run one mission in this process and stream its timeline; exit 0 done, 2 partial, 3 blocked/failed/budget, 130 cancelled",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch f.onAsk {
+			case "wait", "deny":
+			default:
+				return &exitError{code: 1, msg: "--on-ask must be wait or deny"}
+			}
+			s, err := openSession(cmd.Context(), version, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			s.json, s.onAsk = f.json, f.onAsk
+			mid, err := s.create(cmd.Context(), f, args[0])
+			if err != nil {
+				return err
+			}
+			return s.drive(cmd.Context(), mid)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.project, "project", ".", "the project's directory (a git repository)")
+	fl.StringVar(&f.model, "model", DefaultModel, "model id")
+	fl.StringVar(&f.effort, "effort", "", "low, medium, high, xhigh or max (the provider's default when empty)")
+	fl.StringArrayVar(&f.criteria, "criterion", nil, "a done criterion (repeatable); none asks the agent to propose them")
+	fl.Float64Var(&f.budgetUSD, "budget-usd", 5, "USD budget of the mission (0: no limit)")
+	fl.IntVar(&f.maxTurns, "max-turns", 100, "model turns at most (0: no limit)")
+	fl.Int64Var(&f.wallSec, "max-wall-sec", 0, "wall-time budget in seconds (0: no limit)")
+	fl.StringVar(&f.network, "network", "none", "sandbox network: none or open")
+	fl.StringVar(&f.onAsk, "on-ask", "wait", "wait: approvals wait for the owner; deny: deny them at once (CI)")
+	fl.BoolVar(&f.json, "json", false, "print only the result envelope as JSON")
+	return cmd
+}
+
+// create validates the run's input and creates the mission.
+func (s *session) create(ctx context.Context, f runFlags, objective string) (string, error) {
+	dir, err := filepath.Abs(f.project)
+	if err == nil {
+		dir, err = filepath.EvalSymlinks(dir)
+	}
+	if err != nil {
+		return "", &exitError{code: 1, msg: fmt.Sprintf("project %s: %v", f.project, err)}
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", &exitError{code: 1, msg: "project " + f.project + " is not a directory"}
+	}
+	in := engine.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Model: f.model, Effort: f.effort, Network: f.network}
+	if err := in.Validate(); err != nil {
+		return "", err
+	}
+	a, err := s.adapter(f.model)
+	if err != nil {
+		return "", err
+	}
+	if checker, ok := a.(interface {
+		CheckModel(context.Context, string) error
+	}); ok {
+		if err := checker.CheckModel(ctx, f.model); err != nil {
+			return "", fmt.Errorf("model %s cannot run a mission: %w", f.model, err)
+		}
+	}
+	if capUSD, err := s.k.DailyCap(ctx); err == nil && capUSD > 0 {
+		if spent, err := s.k.SpentToday(ctx); err == nil && spent >= capUSD {
+			return "", &exitError{code: 3, msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
+		}
+	}
+	title := objective
+	if len(title) > 80 {
+		title = title[:80] + "…"
+	}
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: title, Logic: engine.LogicName, Input: in, Spec: in,
+		Budget: kernel.Budget{USD: f.budgetUSD, Turns: f.maxTurns, WallSec: f.wallSec}})
+	if err != nil {
+		return "", err
+	}
+	if s.label != "" {
+		fmt.Fprintln(s.out, s.label)
+	}
+	return mid, nil
+}
+
+func newResumeCmd(version string) *cobra.Command {
+	var asJSON bool
+	var onAsk string
+	cmd := &cobra.Command{
+		Use:   "resume MISSION",
+		Short: "Continue an interrupted mission in this process (after a crash, a reboot or a second Ctrl-C)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openSession(cmd.Context(), version, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			s.json, s.onAsk = asJSON, onAsk
+			if _, err := s.k.GetMission(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			return s.drive(cmd.Context(), args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print only the result envelope as JSON")
+	cmd.Flags().StringVar(&onAsk, "on-ask", "wait", "wait or deny")
+	return cmd
+}
+
+func newDemoCmd(version string) *cobra.Command {
+	var keep string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Fix a failing test in a throwaway repository, with a SCRIPTED model (no API key), through the real kernel, SDK, sandbox and git",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			dir := keep
+			if dir == "" {
+				d, err := os.MkdirTemp("", "aos-demo-")
+				if err != nil {
+					return err
+				}
+				dir = d
+			}
+			repo := filepath.Join(dir, "calc")
+			if err := demo.WriteRepo(repo); err != nil {
+				return err
+			}
+			set, err := script.Parse(demo.Script(), "demo")
+			if err != nil {
+				return err
+			}
+			srv, err := script.Start(set, "127.0.0.1:0", script.Options{})
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			s, err := openSession(ctx, version, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			// The scripted server needs no key; give the SDK a placeholder
+			// and read nothing else from the environment.
+			s.adapter = worker.AdapterFunc(srv.URL(), func(k string) string {
+				if strings.HasSuffix(k, "_API_KEY") {
+					return "scripted-model-no-key"
+				}
+				return ""
+			})
+			s.onAsk = "deny"
+			s.label = "aos demo — the model is SCRIPTED (" + demo.Model + "), not a real AI. Everything else is real:\n" +
+				"the kernel and database, the official Anthropic SDK over HTTP, the bubblewrap sandbox and git.\n" +
+				"repository: " + repo
+			mid, err := s.create(ctx, runFlags{project: repo, model: demo.Model, criteria: []string{demo.Criterion}, network: "none", budgetUSD: 1, maxTurns: 20}, demo.Objective)
+			if err != nil {
+				return err
+			}
+			if err := s.drive(ctx, mid); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.out, "\nthe fix is committed on the mission branch:\n  git -C %s log --oneline -2\n", repo)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&keep, "dir", "", "create the demo repository here instead of a temp dir")
+	return cmd
+}
+
+func newWaitsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "waits",
+		Short: "List pending approvals and questions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := openSession(cmd.Context(), "", cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			ws, err := s.st.ListWaits(cmd.Context(), store.ListWaitsParams{Status: "pending"})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(s.out).Encode(ws)
+			}
+			if len(ws) == 0 {
+				fmt.Fprintln(s.out, "no pending waits")
+			}
+			for _, w := range ws {
+				fmt.Fprintf(s.out, "%s  %-8s mission %s  %s\n", w.ID, w.Kind, short(w.MissionID), oneLine(string(w.Payload), 120))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "JSON output")
+	return cmd
+}
+
+func newResolveCmd(verb string) *cobra.Command {
+	var remember bool
+	var reason string
+	use := verb + " WAIT"
+	args := cobra.ExactArgs(1)
+	short := map[string]string{"approve": "Approve a pending approval", "deny": "Deny a pending approval", "answer": "Answer a pending question"}[verb]
+	if verb == "answer" {
+		use, args = "answer WAIT TEXT", cobra.ExactArgs(2)
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, a []string) error {
+			s, err := openSession(cmd.Context(), "", cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			w, err := s.st.GetWait(cmd.Context(), a[0])
+			if err != nil {
+				return &exitError{code: 1, msg: "no such wait " + a[0]}
+			}
+			var res any
+			switch verb {
+			case "approve", "deny":
+				if w.Kind != "approval" {
+					return &exitError{code: 1, msg: "wait " + a[0] + " is a question: use aos answer"}
+				}
+				res = map[string]any{"approved": verb == "approve", "remember": remember && verb == "approve", "reason": reason}
+			case "answer":
+				res = map[string]string{"answer": a[1]}
+			}
+			r, err := s.k.ResolveWait(cmd.Context(), a[0], res, "owner (cli)")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.out, "wait %s resolved; run %s re-queued\n", a[0], r.RunID)
+			return nil
+		},
+	}
+	if verb != "answer" {
+		cmd.Flags().StringVar(&reason, "reason", "", "a reason the agent reads")
+	}
+	if verb == "approve" {
+		cmd.Flags().BoolVar(&remember, "remember", false, "also allow such calls from now on in this project")
+	}
+	return cmd
+}

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aos-run/aos/internal/config"
+	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/sandbox"
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/worker"
+)
+
+// exitError carries a process exit code with its one-line reason.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// ExitCode is the process exit code.
+func (e *exitError) ExitCode() int { return e.code }
+
+// Exit codes of aos run (issue 5).
+func exitFor(status string) int {
+	switch status {
+	case kernel.StatusDone:
+		return 0
+	case kernel.StatusPartial:
+		return 2
+	case kernel.StatusCancelled:
+		return 130
+	}
+	return 3
+}
+
+// session runs one mission in this process: a kernel over the configured
+// database, a worker that claims only that mission, and the terminal
+// timeline.
+type session struct {
+	cfg     config.Config
+	log     *slog.Logger
+	st      store.Store
+	k       *kernel.Kernel
+	adapter func(string) (provider.Adapter, error)
+	out     io.Writer
+	json    bool
+	onAsk   string // wait | deny
+	tty     bool
+	label   string // shown before the timeline (the demo's "scripted model")
+}
+
+func openSession(ctx context.Context, version string, out io.Writer) (*session, error) {
+	cfg, _, err := env(os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	// The timeline owns the terminal: logs go to stderr at warn and above.
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := worker.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := worker.SeedPrices(ctx, st, time.Now().UnixMilli()); err != nil {
+		st.Close()
+		return nil, err
+	}
+	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Poll: 200 * time.Millisecond})
+	return &session{cfg: cfg, log: log, st: st, k: k, adapter: worker.AdapterFunc("", nil), out: out, onAsk: "wait", tty: isTTY(os.Stdin)}, nil
+}
+
+func (s *session) close() { _ = s.st.Close() }
+
+// drive runs the mission's worker and its timeline until the mission ends.
+// The first Ctrl-C cancels the mission; a second leaves it resumable.
+func (s *session) drive(ctx context.Context, missionID string) error {
+	sb, err := sandbox.New(sandbox.Config{DataDir: s.cfg.DataDir})
+	if err != nil {
+		return err
+	}
+	deps := worker.EngineDeps(s.k, s.cfg.DataDir, sb, s.adapter)
+	logics := worker.Logics()
+	logics[engine.LogicName] = engine.AgentLogic(deps)
+
+	wctx, stopWorker := context.WithCancel(context.Background())
+	workerDone := make(chan error, 1)
+	go func() {
+		workerDone <- s.k.RunWorker(wctx, kernel.WorkerConfig{Concurrency: 2, Logics: logics, MissionID: missionID, JanitorEvery: 5 * time.Second})
+	}()
+	defer func() { stopWorker(); <-workerDone }()
+
+	sig, stopSig := signalContext(context.Background())
+	defer stopSig()
+	tl := newTimeline(s, missionID)
+	tctx, stopTimeline := context.WithCancel(ctx)
+	defer stopTimeline()
+	tlDone := make(chan error, 1)
+	go func() { tlDone <- tl.run(tctx) }()
+
+	cancelled := false
+	for {
+		select {
+		case err := <-tlDone:
+			if errors.Is(err, errMissionEnded) {
+				return s.finish(ctx, missionID)
+			}
+			return err
+		case <-sig.Done():
+			if cancelled {
+				fmt.Fprintf(s.out, "\nleft the mission resumable: aos resume %s\n", missionID)
+				return &exitError{code: 130, msg: "interrupted; mission left resumable"}
+			}
+			cancelled = true
+			fmt.Fprintln(s.out, "\ncancelling the mission… (Ctrl-C again to leave it resumable instead)")
+			if err := s.k.RequestCancel(context.Background(), missionID); err != nil {
+				return err
+			}
+			stopSig()
+			sig, stopSig = signalContext(context.Background())
+		}
+	}
+}
+
+// finish prints the result and turns the status into the exit code.
+func (s *session) finish(ctx context.Context, missionID string) error {
+	m, err := s.k.GetMission(ctx, missionID)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		fmt.Fprintf(s.out, "%s\n", m.Result)
+	}
+	if code := exitFor(m.Status); code != 0 {
+		return &exitError{code: code, msg: "mission " + missionID + " ended " + m.Status}
+	}
+	return nil
+}
+
+func isTTY(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
