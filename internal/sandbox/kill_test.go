@@ -22,9 +22,24 @@ func TestTimeoutKillsTrappedSetsidChildren(t *testing.T) {
 	// and hold the output pipe.
 	cmd := fmt.Sprintf(`trap "" TERM; setsid nohup sh -c 'trap "" TERM; exec sleep 1%s' >/dev/null 2>&1 & echo started; while :; do sleep 1%s; done`, marker, marker)
 	start := time.Now()
-	out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, Timeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	type result struct {
+		out sandbox.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, Timeout: 500 * time.Millisecond})
+		done <- result{out, err}
+	}()
+	var out sandbox.Outcome
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		out = r.out
+	case <-time.After(500*time.Millisecond + sandbox.DefaultKillGrace + 5*time.Second):
+		t.Fatalf("Run still running long after timeout and grace; processes: %v", processesWith(marker))
 	}
 	if !out.TimedOut {
 		t.Errorf("TimedOut false: %+v", out)

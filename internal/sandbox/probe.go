@@ -213,7 +213,7 @@ func snapshot(p string) (string, error) {
 	if fi.Mode().IsRegular() {
 		content, _ = os.ReadFile(p)
 	}
-	return fmt.Sprintf("%v %s %q %s", fi.Mode(), fi.ModTime().UTC().Format(time.RFC3339Nano), content, ownerOf(fi)), nil
+	return fmt.Sprintf("%v %s %q %s", fi.Mode(), fi.ModTime().UTC().Format(time.RFC3339Nano), content, ownerAndCtime(fi)), nil
 }
 
 // accepted reports whether l has a pending connection.

@@ -69,11 +69,19 @@ func probeInside(a probeArgs) []Check {
 	b, err = os.ReadFile(a.ProtectedFile)
 	cs = append(cs, Check{Name: "protected_file_unreadable", OK: !strings.Contains(string(b), a.Secret), Detail: fmt.Sprintf("read: %v", err)})
 
-	old := time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Each attempt asks for no real change (same mode, same owner, same
+	// times), so that even a broken sandbox does not damage the host, yet
+	// each needs ownership or a capability, and only succeeds when
+	// confinement is broken. The parent also compares ctimes from outside.
 	for _, p := range []struct{ name, path string }{{"host_file", a.Canary}, {"protected", a.ProtectedFile}, {"dev_null", "/dev/null"}} {
-		refused("chmod_"+p.name+"_refused", os.Chmod(p.path, 0o600), "chmod "+p.path)
-		refused("chown_"+p.name+"_refused", os.Lchown(p.path, os.Getuid(), os.Getgid()), "chown "+p.path)
-		refused("utime_"+p.name+"_refused", os.Chtimes(p.path, old, old), "utime "+p.path)
+		var st unix.Stat_t
+		if err := unix.Stat(p.path, &st); err != nil {
+			cs = append(cs, Check{Name: "stat_" + p.name, Detail: err.Error()})
+			continue
+		}
+		refused("chmod_"+p.name+"_refused", unix.Chmod(p.path, st.Mode&0o7777), "chmod "+p.path)
+		refused("chown_"+p.name+"_refused", os.Lchown(p.path, int(st.Uid), int(st.Gid)), "chown "+p.path)
+		refused("utime_"+p.name+"_refused", unix.UtimesNano(p.path, []unix.Timespec{st.Atim, st.Mtim}), "utime "+p.path)
 		refused("setxattr_"+p.name+"_refused", unix.Setxattr(p.path, "user.aos_probe", []byte("1"), 0), "setxattr "+p.path)
 	}
 
@@ -170,10 +178,12 @@ func envCheck() Check {
 	return Check{Name: "env_allowlisted", OK: len(extra) == 0, Detail: fmt.Sprintf("unexpected: %v", extra)}
 }
 
-// ownerOf formats a file's uid:gid.
-func ownerOf(fi fs.FileInfo) string {
+// ownerAndCtime formats a file's uid:gid and ctime; a successful chmod,
+// chown, utime or setxattr changes the ctime even when it changes nothing
+// else.
+func ownerAndCtime(fi fs.FileInfo) string {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+		return fmt.Sprintf("%d:%d ctime=%d.%09d", st.Uid, st.Gid, st.Ctim.Sec, st.Ctim.Nsec)
 	}
 	return "?"
 }

@@ -1,6 +1,13 @@
 package sandbox_test
 
-import "golang.org/x/sys/unix"
+import (
+	"io/fs"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func ctime(fi fs.FileInfo) syscall.Timespec { return fi.Sys().(*syscall.Stat_t).Ctim }
 
 func getxattr(p string) (string, error) {
 	buf := make([]byte, 64)
