@@ -26,10 +26,13 @@ func TestGitCommit(t *testing.T) {
 	tc := newRepo(t)
 	tc.IdemKey = "step-42"
 	// A hook planted in the workspace must not run on the host.
-	hook := filepath.Join(tc.Workspace, ".git/hooks/pre-commit")
-	write(t, hook, "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/hook-ran\"\n")
-	if err := os.Chmod(hook, 0o755); err != nil {
-		t.Fatal(err)
+	// post-commit is not skipped by --no-verify; only core.hooksPath stops it.
+	for _, h := range []string{"pre-commit", "post-commit"} {
+		hook := filepath.Join(tc.Workspace, ".git/hooks", h)
+		write(t, hook, "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/hook-ran\"\n")
+		if err := os.Chmod(hook, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	commit := tool.GitCommit()
 	if res := run(t, commit, tc, `{"message":"nothing","paths":null}`); !res.OK || !strings.Contains(res.Output, "nothing to commit") {
