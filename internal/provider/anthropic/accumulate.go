@@ -13,15 +13,14 @@ import (
 // needs back verbatim (thinking text and signature, redacted data, unknown
 // blocks as received).
 type accumulator struct {
-	onDelta    func(provider.Delta)
-	emitted    bool
-	done       bool
-	model      string
-	blocks     []*blockAcc
-	stop       string
-	refusal    *provider.Refusal
-	usage      provider.Usage
-	outputSeen bool
+	onDelta func(provider.Delta)
+	emitted bool
+	done    bool
+	model   string
+	blocks  []*blockAcc
+	stop    string
+	refusal *provider.Refusal
+	usage   provider.Usage
 }
 
 type blockAcc struct {

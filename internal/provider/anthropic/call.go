@@ -84,7 +84,8 @@ func (a *Adapter) Body(req provider.Request) (sdk.BetaMessageNewParams, []byte, 
 
 // Call implements provider.Adapter.
 func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Response, error) {
-	if err := a.checkKey(); err != nil {
+	keyOpts, err := a.keyFor(req.Model)
+	if err != nil {
 		return nil, err
 	}
 	params, body, err := a.Body(req)
@@ -100,8 +101,8 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		acc := newAccumulator(req.OnDelta)
 		// params still go to the SDK for the headers they carry (betas);
 		// the body sent is ours.
-		stream := a.client.Beta.Messages.NewStreaming(ctx, params, attemptOption(n),
-			option.WithRequestBody("application/json", body))
+		opts := append([]option.RequestOption{attemptOption(n), option.WithRequestBody("application/json", body)}, keyOpts...)
+		stream := a.client.Beta.Messages.NewStreaming(ctx, params, opts...)
 		defer stream.Close()
 		for stream.Next() {
 			ev := stream.Current()
@@ -130,6 +131,24 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 	}
 	resp.Attempts = attempts
 	return resp, nil
+}
+
+// ScriptedKey is the placeholder key sent for a scripted model when no
+// API key is set, so that the scripted model server (which ignores keys)
+// works without one. It is never a secret.
+const ScriptedKey = "aos-scripted-model-no-key"
+
+// keyFor returns the request option that carries the key for model: none
+// (the client's key) when a key is set; the placeholder for a scripted
+// model without a key; else a *provider.MissingKeyError.
+func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
+	if a.key != "" {
+		return nil, nil
+	}
+	if provider.IsScripted(model) {
+		return []option.RequestOption{option.WithAPIKey(ScriptedKey)}, nil
+	}
+	return nil, a.checkKey()
 }
 
 // stopReason maps Anthropic's stop reason.

@@ -161,3 +161,15 @@ func TestAssertionFailureNamesTheAssertion(t *testing.T) {
 		t.Errorf("err does not name the assertion: %v", err)
 	}
 }
+
+func TestScriptedModelNeedsNoKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "", func(c *provider.Config) {
+		env := map[string]string{provider.EnvAnthropicBase: c.Env(provider.EnvAnthropicBase)}
+		c.Getenv = func(k string) string { return env[k] }
+	})
+	resp, err := b.a.Call(context.Background(), provider.Request{Model: "script:echo", Transcript: b.a.InitTranscript("hi")})
+	if err != nil || resp.Blocks[0].Text != "echo: hi" {
+		t.Fatalf("resp = %+v, err = %v", resp, err)
+	}
+}

@@ -77,7 +77,8 @@ func (a *Adapter) Body(req provider.Request) (responses.ResponseNewParams, []byt
 
 // Call implements provider.Adapter.
 func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Response, error) {
-	if err := a.checkKey(); err != nil {
+	keyOpts, err := a.keyFor(req.Model)
+	if err != nil {
 		return nil, err
 	}
 	params, body, err := a.Body(req)
@@ -90,7 +91,8 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if streamed && req.OnDelta != nil {
 			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
 		}
-		stream := a.client.Responses.NewStreaming(ctx, params, AttemptOption(n), option.WithRequestBody("application/json", body))
+		opts := append([]option.RequestOption{AttemptOption(n), option.WithRequestBody("application/json", body)}, keyOpts...)
+		stream := a.client.Responses.NewStreaming(ctx, params, opts...)
 		defer stream.Close()
 		var final json.RawMessage
 		for stream.Next() {
@@ -129,6 +131,23 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 	}
 	resp.Attempts = attempts
 	return resp, nil
+}
+
+// ScriptedKey is the placeholder key sent for a scripted model when no
+// API key is set; the scripted model server ignores keys. It is never a
+// secret.
+const ScriptedKey = "aos-scripted-model-no-key"
+
+// keyFor returns the request option that carries the key for model (see
+// the Anthropic adapter's keyFor).
+func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
+	if a.key != "" {
+		return nil, nil
+	}
+	if provider.IsScripted(model) {
+		return []option.RequestOption{option.WithAPIKey(ScriptedKey)}, nil
+	}
+	return nil, a.checkKey()
 }
 
 func emit(f func(provider.Delta), t provider.DeltaType, s string) bool {

@@ -296,3 +296,15 @@ func TestCancelMidStream(t *testing.T) {
 		t.Fatal("Call did not stop after cancel")
 	}
 }
+
+func TestScriptedModelNeedsNoKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "", func(c *provider.Config) {
+		env := map[string]string{provider.EnvOpenAIBase: c.Env(provider.EnvOpenAIBase)}
+		c.Getenv = func(k string) string { return env[k] }
+	})
+	resp, err := b.a.Call(context.Background(), provider.Request{Model: "script:echo", Transcript: b.a.InitTranscript("hi")})
+	if err != nil || resp.Blocks[0].Text != "echo: hi" {
+		t.Fatalf("resp = %+v, err = %v", resp, err)
+	}
+}
