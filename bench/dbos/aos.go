@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/store/storeopen"
+)
+
+const aosLogic = "bench"
+
+// aosSystem runs the workload on the aos kernel: a worker in this process,
+// missions created through the same kernel.
+type aosSystem struct {
+	st     *countingStore
+	k      *kernel.Kernel
+	ends   *endSignals
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// openAOS opens (creating and migrating) the database at dsn, a SQLite file
+// path or a postgres:// URL, and starts a worker of the given concurrency.
+// tweak, when set, alters the opened store before the kernel sees it (for
+// diagnostic variants only).
+func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, tweak func(store.Store)) (*aosSystem, error) {
+	raw, err := storeopen.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if tweak != nil {
+		tweak(raw)
+	}
+	st := &countingStore{Store: raw}
+	ends := &endSignals{m: map[string]chan string{}}
+	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends})})
+	s := &aosSystem{st: st, k: k, ends: ends}
+	s.start(concurrency)
+	return s, nil
+}
+
+func (s *aosSystem) start(concurrency int) {
+	wctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan error, 1)
+	go func() {
+		s.done <- s.k.RunWorker(wctx, kernel.WorkerConfig{ID: "bench", Concurrency: concurrency, JanitorEvery: -1,
+			Logics: map[string]kernel.Logic{aosLogic: noopLogic}})
+	}()
+}
+
+// Resize replaces the worker by one of the given concurrency, sizing it
+// to the load as DBOS's in-process execution is. No run may be in flight.
+func (s *aosSystem) Resize(concurrency int) error {
+	s.cancel()
+	if err := <-s.done; err != nil {
+		return err
+	}
+	s.start(concurrency)
+	return nil
+}
+
+// noopLogic runs input.n no-op pure steps.
+func noopLogic(rc kernel.RunContext) (kernel.Result, error) {
+	var in struct {
+		N int `json:"n"`
+	}
+	if err := json.Unmarshal(rc.Input(), &in); err != nil {
+		return kernel.Result{}, err
+	}
+	for i := range in.N {
+		_, err := rc.Step(kernel.StepSpec{Kind: "noop", Name: "s", Effect: kernel.EffectPure, Request: i},
+			func(context.Context, string) (kernel.Outcome, error) { return kernel.Outcome{Result: i}, nil })
+		if err != nil {
+			return kernel.Result{}, err
+		}
+	}
+	return kernel.Result{Status: kernel.StatusDone}, nil
+}
+
+// Run creates a mission of n steps and waits until its final commit landed.
+func (s *aosSystem) Run(ctx context.Context, n int) error {
+	_, runID, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: "bench", Logic: aosLogic, Input: map[string]int{"n": n}})
+	if err != nil {
+		return err
+	}
+	ch := s.ends.get(runID)
+	defer s.ends.forget(runID)
+	select {
+	case status := <-ch:
+		if status != kernel.StatusDone {
+			return fmt.Errorf("aos run %s ended %s", runID, status)
+		}
+		return nil
+	case <-time.After(runTimeout):
+		return fmt.Errorf("aos run %s: no \"run ended\" log within %s; did the worker's log text change?", runID, runTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the worker and closes the store.
+func (s *aosSystem) Close() error {
+	s.cancel()
+	werr := <-s.done
+	if err := s.st.Close(); err != nil {
+		return err
+	}
+	return werr
+}
+
+// endSignals hands each run's end, seen in the worker's log, to whoever
+// waits for that run. The worker's "run ended" line is written right after
+// the run's final commit, so waiting costs no database reads.
+type endSignals struct {
+	mu sync.Mutex
+	m  map[string]chan string // run id → final status; guarded by mu
+}
+
+func (e *endSignals) get(runID string) chan string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ch, ok := e.m[runID]
+	if !ok {
+		ch = make(chan string, 1)
+		e.m[runID] = ch
+	}
+	return ch
+}
+
+func (e *endSignals) forget(runID string) {
+	e.mu.Lock()
+	delete(e.m, runID)
+	e.mu.Unlock()
+}
+
+// endHandler is the kernel's slog handler: it signals "run ended" lines and
+// drops everything else.
+type endHandler struct {
+	ends  *endSignals
+	attrs []slog.Attr
+}
+
+func (h endHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h endHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "run ended" {
+		return nil
+	}
+	var runID, status string
+	see := func(a slog.Attr) bool {
+		switch a.Key {
+		case "run":
+			runID = a.Value.String()
+		case "status":
+			status = a.Value.String()
+		}
+		return true
+	}
+	for _, a := range h.attrs {
+		see(a)
+	}
+	r.Attrs(see)
+	if runID != "" {
+		h.ends.get(runID) <- status
+	}
+	return nil
+}
+
+func (h endHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return endHandler{ends: h.ends, attrs: append(slices.Clip(h.attrs), as...)}
+}
+
+func (h endHandler) WithGroup(string) slog.Handler { return h }
+
+// countingStore counts the kernel's transactions and claim attempts.
+type countingStore struct {
+	store.Store
+	txs    atomic.Int64
+	claims atomic.Int64
+}
+
+func (c *countingStore) Tx(ctx context.Context, fn func(q store.Queries) error) error {
+	c.txs.Add(1)
+	return c.Store.Tx(ctx, fn)
+}
+
+func (c *countingStore) ClaimRun(ctx context.Context, p store.ClaimRunParams) (store.Run, error) {
+	c.claims.Add(1)
+	return c.Store.ClaimRun(ctx, p)
+}
+
+// Counts returns the transactions and claim attempts so far.
+func (s *aosSystem) Counts() (txs, claims int64) { return s.st.txs.Load(), s.st.claims.Load() }

@@ -1,0 +1,435 @@
+// Command dbos-bench runs one workload, workflows of N no-op steps, on aos
+// (SQLite and PostgreSQL) and on DBOS Transact Go (PostgreSQL and SQLite), in
+// one process, and prints per-step overhead, throughput under concurrency,
+// the databases' single-commit floors, and the ratios of aos to DBOS.
+//
+//	go run . -pg postgres://user@127.0.0.1:5432/postgres
+//
+// It is a separate module so that DBOS never enters aos's go.mod. See
+// README.md.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the admin connection and the floor table
+
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/store/postgres"
+	"github.com/aos-run/aos/internal/store/sqlstore"
+)
+
+// runTimeout bounds the wait for one workflow.
+const runTimeout = time.Minute
+
+// system runs workflows of n no-op steps, returning once the outcome is
+// durable.
+type system interface {
+	Run(ctx context.Context, n int) error
+	Close() error
+}
+
+type config struct {
+	pg      string
+	pgbench string
+	steps   int
+	iters   int
+	dur     time.Duration
+	conc    []int
+	rounds  int
+	sqlSync string
+	diag    bool
+}
+
+func main() {
+	var c config
+	var conc string
+	flag.StringVar(&c.pg, "pg", os.Getenv("AOS_TEST_POSTGRES_URL"), "PostgreSQL cluster URL (a database on it is created and dropped per system); empty skips PostgreSQL")
+	flag.StringVar(&c.pgbench, "pgbench", "/usr/lib/postgresql/15/bin/pgbench", "pgbench binary, for the PostgreSQL floor")
+	flag.IntVar(&c.steps, "steps", 10, "N, the no-op steps per workflow")
+	flag.IntVar(&c.iters, "iters", 40, "sequential (0-step, N-step) workflow pairs per system and round")
+	flag.DurationVar(&c.dur, "dur", 3*time.Second, "throughput measuring time per system, concurrency and round")
+	flag.StringVar(&conc, "conc", "8,32", "concurrent workflows for throughput, comma-separated")
+	flag.IntVar(&c.rounds, "rounds", 3, "rounds; each figure is the median over rounds, systems interleaved within each")
+	flag.StringVar(&c.sqlSync, "sqlite-sync", "FULL", "SQLite synchronous level for DBOS, matched to aos's (FULL)")
+	flag.BoolVar(&c.diag, "diag", false, "also run diagnostic aos variants on PostgreSQL (no event-order lock; no NOTIFY per event) and print aos's transactions and claim attempts per step")
+	flag.Parse()
+	for _, f := range strings.Split(conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "bad -conc %q\n", conc)
+			os.Exit(2)
+		}
+		c.conc = append(c.conc, n)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, c, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "dbos-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// entry is one system under test and its figures, one per round.
+type entry struct {
+	name    string
+	sys     system
+	perStep []time.Duration
+	run0    []time.Duration
+	runN    []time.Duration
+	tput    map[int][]float64 // concurrency → steps/s
+	// For systems that count (aos): transactions and claim attempts per
+	// step during the throughput runs, by concurrency.
+	txPerStep, claimsPerStep map[int][]float64
+}
+
+// resizer is a system with a worker to size to the load (aos).
+type resizer interface {
+	Resize(concurrency int) error
+}
+
+func resize(e *entry, n int) error {
+	if r, ok := e.sys.(resizer); ok {
+		if err := r.Resize(n); err != nil {
+			return fmt.Errorf("%s: resize worker: %w", e.name, err)
+		}
+	}
+	return nil
+}
+
+// counter is a system that counts its transactions and claim attempts.
+type counter interface {
+	Counts() (txs, claims int64)
+}
+
+func run(ctx context.Context, c config, w io.Writer) (err error) {
+	dir, err := os.MkdirTemp("", "aos-dbos-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	maxConc := slices.Max(c.conc) // until each phase sizes aos's worker to its load
+
+	var entries []*entry
+	var dropLater []func() // databases to drop once the systems are closed
+	defer func() {
+		for _, e := range entries {
+			if cerr := e.sys.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("close %s: %w", e.name, cerr)
+			}
+		}
+		for _, drop := range dropLater {
+			drop()
+		}
+	}()
+	add := func(name string, s system, err error) error {
+		if err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
+		entries = append(entries, &entry{name: name, sys: s, tput: map[int][]float64{}, txPerStep: map[int][]float64{}, claimsPerStep: map[int][]float64{}})
+		return nil
+	}
+
+	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, nil)
+	if err := add("aos sqlite", as, err); err != nil {
+		return err
+	}
+	ds, err := openDBOSSQLite(ctx, filepath.Join(dir, "dbos-sync.db"), c.sqlSync)
+	if err := add("dbos sqlite ("+c.sqlSync+")", ds, err); err != nil {
+		return err
+	}
+	ds, err = openDBOSSQLite(ctx, filepath.Join(dir, "dbos-default.db"), "")
+	if err := add("dbos sqlite (its default, NORMAL)", ds, err); err != nil {
+		return err
+	}
+
+	var aosPG string
+	if c.pg != "" {
+		admin, err := sql.Open("pgx", c.pg)
+		if err != nil {
+			return err
+		}
+		dropLater = append(dropLater, func() { _ = admin.Close() })
+		aosPG, err = createDB(ctx, admin, c.pg, "aosbench")
+		if err != nil {
+			return err
+		}
+		dbosPG, err := createDB(ctx, admin, c.pg, "dbosbench")
+		if err != nil {
+			dropDB(admin, aosPG)
+			return err
+		}
+		// Run before admin.Close, which was queued first: prepend.
+		dropLater = append([]func(){func() { dropDB(admin, aosPG) }, func() { dropDB(admin, dbosPG) }}, dropLater...)
+		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, nil)
+		if err := add("aos postgres", as, err); err != nil {
+			return err
+		}
+		if c.diag {
+			// Not a product configuration: the same store without the
+			// transaction-scoped advisory lock that keeps event ids in
+			// commit order, or without a NOTIFY per event, to show what
+			// each costs. Each gets its own database.
+			for _, v := range []struct {
+				name  string
+				tweak func(*sqlstore.Dialect)
+			}{
+				{"aos postgres (diag: no event lock)", func(d *sqlstore.Dialect) { d.BeforeEvent = "" }},
+				{"aos postgres (diag: no lock, no notify)", func(d *sqlstore.Dialect) { d.BeforeEvent, d.AfterEvent = "", "" }},
+			} {
+				u, err := createDB(ctx, admin, c.pg, "aosdiag")
+				if err != nil {
+					return err
+				}
+				dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
+				s, err := openAOS(ctx, u, filepath.Join(dir, "aos-"+u[len(u)-6:]), maxConc, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
+				if err := add(v.name, s, err); err != nil {
+					return err
+				}
+			}
+		}
+		ds, err := openDBOSPostgres(ctx, dbosPG)
+		if err := add("dbos postgres", ds, err); err != nil {
+			return err
+		}
+	}
+
+	for _, e := range entries { // warm up: connections, caches, first claim
+		if err := e.sys.Run(ctx, c.steps); err != nil {
+			return fmt.Errorf("%s: warm-up: %w", e.name, err)
+		}
+	}
+	for r := range c.rounds {
+		fmt.Fprintf(os.Stderr, "round %d/%d\n", r+1, c.rounds)
+		for _, e := range entries {
+			if err := resize(e, 1); err != nil {
+				return err
+			}
+			ps, r0, rn, err := perStep(ctx, e.sys, c.steps, c.iters)
+			if err != nil {
+				return fmt.Errorf("%s: sequential: %w", e.name, err)
+			}
+			e.perStep, e.run0, e.runN = append(e.perStep, ps), append(e.run0, r0), append(e.runN, rn)
+			fmt.Fprintf(os.Stderr, "  %-36s per-step %s\n", e.name, ms(ps))
+		}
+		for _, n := range c.conc {
+			for _, e := range entries {
+				if err := resize(e, n); err != nil {
+					return err
+				}
+				cnt, counts := e.sys.(counter)
+				var tx0, cl0 int64
+				if counts {
+					tx0, cl0 = cnt.Counts()
+				}
+				sps, steps, err := throughput(ctx, e.sys, c.steps, n, c.dur)
+				if err != nil {
+					return fmt.Errorf("%s: throughput c%d: %w", e.name, n, err)
+				}
+				e.tput[n] = append(e.tput[n], sps)
+				if counts && steps > 0 {
+					tx1, cl1 := cnt.Counts()
+					e.txPerStep[n] = append(e.txPerStep[n], float64(tx1-tx0)/float64(steps))
+					e.claimsPerStep[n] = append(e.claimsPerStep[n], float64(cl1-cl0)/float64(steps))
+				}
+				fmt.Fprintf(os.Stderr, "  %-36s c%-3d %.0f steps/s\n", e.name, n, sps)
+			}
+		}
+	}
+
+	floors := map[string]time.Duration{}
+	for _, lvl := range slices.Compact([]string{c.sqlSync, "NORMAL"}) {
+		f, err := sqliteFloor(ctx, dir, lvl, 2*time.Second)
+		if err != nil {
+			return err
+		}
+		floors["sqlite commit (WAL, "+lvl+")"] = f
+	}
+	if aosPG != "" {
+		f, err := pgbenchFloor(ctx, c.pgbench, aosPG, 3*time.Second)
+		if err != nil {
+			return err
+		}
+		floors["postgres single-row insert (pgbench -c1)"] = f
+	}
+	report(w, c, entries, floors)
+	return nil
+}
+
+// perStep times iters sequential pairs of a 0-step and an n-step workflow,
+// and returns (mean n-step − mean 0-step) / n with the two means.
+func perStep(ctx context.Context, s system, n, iters int) (step, run0, runN time.Duration, err error) {
+	var d0, dN time.Duration
+	for range iters {
+		t0 := time.Now()
+		if err := s.Run(ctx, 0); err != nil {
+			return 0, 0, 0, err
+		}
+		t1 := time.Now()
+		if err := s.Run(ctx, n); err != nil {
+			return 0, 0, 0, err
+		}
+		d0 += t1.Sub(t0)
+		dN += time.Since(t1)
+	}
+	run0, runN = d0/time.Duration(iters), dN/time.Duration(iters)
+	return (runN - run0) / time.Duration(n), run0, runN, nil
+}
+
+// throughput runs c clients, each starting an n-step workflow and waiting
+// for it, over and over for d, and returns steps per second (workflows
+// finished × n over the time until the last one finished) and the steps.
+func throughput(ctx context.Context, s system, n, c int, d time.Duration) (float64, int64, error) {
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, c)
+	t0 := time.Now()
+	deadline := t0.Add(d)
+	for range c {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				if err := s.Run(ctx, n); err != nil {
+					errs <- err
+					return
+				}
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, 0, err
+	}
+	steps := done.Load() * int64(n)
+	return float64(steps) / elapsed.Seconds(), steps, nil
+}
+
+func createDB(ctx context.Context, admin *sql.DB, base, prefix string) (string, error) {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := prefix + "_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func dropDB(admin *sql.DB, dbURL string) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return
+	}
+	_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+strings.TrimPrefix(u.Path, "/")+" WITH (FORCE)")
+}
+
+func medianDur(xs []time.Duration) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianF(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Nanoseconds())/1e6) }
+
+func report(w io.Writer, c config, entries []*entry, floors map[string]time.Duration) {
+	fmt.Fprintf(w, "\nWorkflows of %d no-op steps; medians of %d rounds (%d sequential pairs, %s per throughput point).\n\n", c.steps, c.rounds, c.iters, c.dur)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "system\tper-step\t0-step wf\t" + strconv.Itoa(c.steps) + "-step wf\t"
+	for _, n := range c.conc {
+		head += fmt.Sprintf("c%d steps/s\t", n)
+	}
+	fmt.Fprintln(tw, head)
+	byName := map[string]*entry{}
+	for _, e := range entries {
+		byName[e.name] = e
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t", e.name, ms(medianDur(e.perStep)), ms(medianDur(e.run0)), ms(medianDur(e.runN)))
+		for _, n := range c.conc {
+			line += fmt.Sprintf("%.0f\t", medianF(e.tput[n]))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintln(w, "\nFloors:")
+	names := make([]string, 0, len(floors))
+	for k := range floors {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		fmt.Fprintf(w, "  %-42s %s\n", k, ms(floors[k]))
+	}
+
+	fmt.Fprintln(w, "\nRatios aos/DBOS (per-step: lower is better for aos; throughput: higher is better for aos):")
+	pairs := [][2]string{
+		{"aos sqlite", "dbos sqlite (" + c.sqlSync + ")"},
+		{"aos sqlite", "dbos sqlite (its default, NORMAL)"},
+		{"aos postgres", "dbos postgres"},
+	}
+	for _, p := range pairs {
+		a, d := byName[p[0]], byName[p[1]]
+		if a == nil || d == nil {
+			continue
+		}
+		line := fmt.Sprintf("  %-12s / %-34s per-step %.2f", p[0], p[1], float64(medianDur(a.perStep))/float64(medianDur(d.perStep)))
+		for _, n := range c.conc {
+			line += fmt.Sprintf("   c%d %.2f", n, medianF(a.tput[n])/medianF(d.tput[n]))
+		}
+		fmt.Fprintln(w, line)
+	}
+
+	fmt.Fprintln(w, "\naos's work per step under concurrency (transactions incl. run create/claim/end; claim attempts):")
+	for _, e := range entries {
+		for _, n := range c.conc {
+			if len(e.txPerStep[n]) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "  %-40s c%-3d %.2f tx/step  %.2f claims/step\n", e.name, n, medianF(e.txPerStep[n]), medianF(e.claimsPerStep[n]))
+		}
+	}
+
+	fmt.Fprintln(w, "\nPer-step overhead / the database's single-commit floor:")
+	floorOf := map[string]string{
+		"aos sqlite":                        "sqlite commit (WAL, FULL)", // aos's level, fixed by its driver
+		"dbos sqlite (" + c.sqlSync + ")":   "sqlite commit (WAL, " + c.sqlSync + ")",
+		"dbos sqlite (its default, NORMAL)": "sqlite commit (WAL, NORMAL)",
+		"aos postgres":                      "postgres single-row insert (pgbench -c1)",
+		"dbos postgres":                     "postgres single-row insert (pgbench -c1)",
+	}
+	for _, e := range entries {
+		f, ok := floors[floorOf[e.name]]
+		if !ok || f <= 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  %-36s %.1f× %s\n", e.name, float64(medianDur(e.perStep))/float64(f), floorOf[e.name])
+	}
+}
