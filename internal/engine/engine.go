@@ -256,7 +256,7 @@ func (l *loop) turnOnce() (res kernel.Result, done bool, err error) {
 	if left.Fraction >= 1 && l.finalTurnDone {
 		return l.end(kernel.StatusBudgetExhausted, "The mission's budget is used up.", nil, nil)
 	}
-	if !l.finalTurn && left.Fraction >= budgetFinalFrac {
+	if !l.finalTurn && left.Fraction >= budgetFinalFrac-1e-9 {
 		l.finalTurn = true
 		l.note("aos: 90% of this mission's budget is used. This is your final turn: summarise the state of the work and call finish now.")
 	}

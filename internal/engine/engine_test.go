@@ -14,6 +14,7 @@ import (
 	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/script"
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
@@ -34,10 +35,12 @@ func TestMain(m *testing.M) {
 // env is one engine test: a database, a kernel, a scripted model server, a
 // real sandbox and a real git workspace.
 type env struct {
-	t   *testing.T
+	t      *testing.T
+	getenv func(string) string
 	db  storetest.DB
 	k   *kernel.Kernel
 	srv *script.Server
+	set *script.Set
 	ws  string
 	dir string
 }
@@ -51,7 +54,22 @@ func newEnv(t *testing.T, db storetest.DB, scriptYAML string) *env {
 	}
 	k := kernel.New(db.Store, kernel.Options{DataDir: dir, Lease: 5 * time.Second, Heartbeat: 500 * time.Millisecond,
 		CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
-	return &env{t: t, db: db, k: k, srv: script.StartForTest(t, scriptYAML), ws: ws, dir: dir}
+	set := &script.Set{}
+	if scriptYAML != "" {
+		var err error
+		if set, err = script.Parse([]byte(scriptYAML), "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &env{t: t, db: db, k: k, srv: script.StartForTest(t, scriptYAML), set: set, ws: ws, dir: dir, getenv: fakeKeys}
+}
+
+// fakeKeys gives the SDKs a placeholder key; the scripted server ignores it.
+func fakeKeys(k string) string {
+	if k == "ANTHROPIC_API_KEY" || k == "OPENAI_API_KEY" {
+		return "test-key-not-secret"
+	}
+	return ""
 }
 
 func (e *env) deps() engine.Deps {
@@ -59,13 +77,13 @@ func (e *env) deps() engine.Deps {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	getenv := func(k string) string {
-		if k == "ANTHROPIC_API_KEY" || k == "OPENAI_API_KEY" {
-			return "test-key-not-secret"
+	var models []provider.ModelInfo
+	for _, sc := range e.set.Scripts {
+		if sc.Price != nil {
+			models = append(models, provider.ModelInfo{ID: provider.ScriptPrefix + sc.Name, Price: *sc.Price, Tools: true, Scripted: true})
 		}
-		return ""
 	}
-	return worker.EngineDeps(e.k, e.dir, sb, worker.AdapterFunc(e.srv.URL(), getenv))
+	return worker.EngineDeps(e.k, e.dir, sb, worker.AdapterFunc(e.srv.URL(), e.getenv, models...))
 }
 
 func (e *env) start() func() {
@@ -85,13 +103,18 @@ func (e *env) start() func() {
 
 func (e *env) mission(in engine.Input) string {
 	e.t.Helper()
+	return e.missionBudget(in, kernel.Budget{})
+}
+
+func (e *env) missionBudget(in engine.Input, b kernel.Budget) string {
+	e.t.Helper()
 	if in.Workspace == "" {
 		in.Workspace = e.ws
 	}
 	if err := in.Validate(); err != nil {
 		e.t.Fatal(err)
 	}
-	_, rid, err := e.k.CreateMission(context.Background(), kernel.MissionSpec{Title: "t", Logic: engine.LogicName, Input: in})
+	_, rid, err := e.k.CreateMission(context.Background(), kernel.MissionSpec{Title: "t", Logic: engine.LogicName, Input: in, Budget: b})
 	if err != nil {
 		e.t.Fatal(err)
 	}

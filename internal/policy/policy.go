@@ -162,18 +162,26 @@ func HasCommandPrefix(command, prefix string) bool {
 }
 
 // CommandPrefixOf is the prefix a remembered shell approval allows: the
-// first word, plus the second when the first is a bare command name and the
-// second a subcommand (a word starting with a letter), for example
-// "go test" or "npm run"; "ls -la" gives "ls".
+// first word, plus the second when the first is a tool with subcommands
+// (go, git, npm, cargo, make, …) and the second a word, for example
+// "go test" or "npm run"; "ls -la" and "echo one" give "ls" and "echo".
 func CommandPrefixOf(command string) string {
 	w := strings.Fields(command)
 	if len(w) == 0 {
 		return ""
 	}
-	if len(w) > 1 && !strings.Contains(w[0], "/") && isWord(w[1]) {
+	if len(w) > 1 && subcommandTools[w[0]] && isWord(w[1]) {
 		return w[0] + " " + w[1]
 	}
 	return w[0]
+}
+
+// subcommandTools are commands whose second word names what they do, so a
+// remembered "go test" does not also allow "go run".
+var subcommandTools = map[string]bool{
+	"go": true, "git": true, "npm": true, "pnpm": true, "yarn": true, "npx": true, "cargo": true, "make": true,
+	"pip": true, "uv": true, "poetry": true, "bundle": true, "rake": true, "mix": true, "dotnet": true,
+	"gradle": true, "mvn": true, "docker": true, "kubectl": true, "terraform": true, "deno": true, "bun": true,
 }
 
 func isWord(s string) bool {

@@ -38,7 +38,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestCommandPrefixOf(t *testing.T) {
-	for in, want := range map[string]string{"go test ./...": "go test", "npm run build": "npm run", "ls -la": "ls", "./build.sh x": "./build.sh", "": ""} {
+	for in, want := range map[string]string{"go test ./...": "go test", "npm run build": "npm run", "ls -la": "ls", "./build.sh x": "./build.sh", "echo one": "echo", "git push origin": "git push", "": ""} {
 		if got := CommandPrefixOf(in); got != want {
 			t.Errorf("CommandPrefixOf(%q) = %q, want %q", in, got, want)
 		}

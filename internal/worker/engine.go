@@ -17,14 +17,14 @@ import (
 // AdapterFunc builds adapters for models from the environment: keys and
 // base URLs are read by the adapters themselves (ANTHROPIC_API_KEY, …).
 // getenv, when non-nil, replaces os.Getenv (the demo passes a fake key for
-// its scripted model and nothing else).
-func AdapterFunc(baseURL string, getenv func(string) string) func(model string) (provider.Adapter, error) {
+// its scripted model and nothing else). models adds priced or local models.
+func AdapterFunc(baseURL string, getenv func(string) string, models ...provider.ModelInfo) func(model string) (provider.Adapter, error) {
 	return func(model string) (provider.Adapter, error) {
 		id, ok := registry.ProviderFor(model)
 		if !ok {
 			return nil, fmt.Errorf("no provider serves model %q", model)
 		}
-		return registry.New(id, provider.Config{BaseURL: baseURL, Getenv: getenv})
+		return registry.New(id, provider.Config{BaseURL: baseURL, Getenv: getenv, Models: models})
 	}
 }
 
