@@ -37,12 +37,12 @@ func TestMain(m *testing.M) {
 type env struct {
 	t      *testing.T
 	getenv func(string) string
-	db  storetest.DB
-	k   *kernel.Kernel
-	srv *script.Server
-	set *script.Set
-	ws  string
-	dir string
+	db     storetest.DB
+	k      *kernel.Kernel
+	srv    *script.Server
+	set    *script.Set
+	ws     string
+	dir    string
 }
 
 func newEnv(t *testing.T, db storetest.DB, scriptYAML string) *env {
