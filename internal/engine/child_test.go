@@ -1,4 +1,68 @@
 package engine_test
 
-// runChild is the child side of the engine's multi-process tests.
-func runChild(role string) int { return 2 }
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/sandbox"
+	"github.com/aos-run/aos/internal/store/storeopen"
+	"github.com/aos-run/aos/internal/worker"
+)
+
+// runChild is a worker process running the agent loop on the database in
+// AOS_TEST_DSN. With AOS_TEST_KILL_TOOL=name it SIGKILLs itself right after
+// that tool's first execution, before its result is committed. It exits
+// when the run ends or waits.
+func runChild(role string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	st, err := storeopen.Open(ctx, os.Getenv("AOS_TEST_DSN"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	defer st.Close()
+	dir := os.Getenv("AOS_TEST_DATA")
+	opts := kernel.Options{DataDir: dir, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond}
+	if name := os.Getenv("AOS_TEST_KILL_TOOL"); name != "" {
+		opts.Hooks = &kernel.Hooks{AfterExec: func(runID string, seq int) {
+			if s, err := st.GetStep(context.Background(), runID, seq); err == nil && s.Kind == "tool_call" && s.Name == name {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}}
+	}
+	k := kernel.New(st, opts)
+	sb, err := sandbox.New(sandbox.Config{DataDir: dir})
+	if err != nil {
+		return 2
+	}
+	deps := worker.EngineDeps(k, dir, sb, worker.AdapterFunc(os.Getenv("AOS_TEST_MODEL_URL"), fakeKeys))
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- k.RunWorker(wctx, kernel.WorkerConfig{Logics: map[string]kernel.Logic{engine.LogicName: engine.AgentLogic(deps)}, JanitorEvery: -1})
+	}()
+	rid := os.Getenv("AOS_TEST_RUN")
+	for {
+		r, err := st.GetRun(ctx, rid)
+		if err == nil && (kernel.IsTerminal(r.Status) || r.Status == kernel.StatusWaiting) {
+			cancel()
+			<-done
+			return 0
+		}
+		select {
+		case <-ctx.Done():
+			cancel()
+			<-done
+			return 1
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

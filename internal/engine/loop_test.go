@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
@@ -205,4 +206,51 @@ func dedent(s string) string {
 		lines[i] = strings.TrimPrefix(l, "    ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+func TestMissingKeyEndsBlocked(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		e := newEnv(t, db, "name: test\nturns:\n  - text: hi\n")
+		e.getenv = func(string) string { return "" } // no ANTHROPIC_API_KEY
+		e.start()
+		// A real model id: scripted models need no key by design.
+		rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "claude-haiku-5-5"})
+		r := e.wait(rid, kernel.StatusBlocked, kernel.StatusDone, kernel.StatusPartial, kernel.StatusFailed)
+		if r.Status != kernel.StatusBlocked || !strings.Contains(string(r.Result), "ANTHROPIC_API_KEY") {
+			t.Fatalf("run = %s %s; want blocked naming ANTHROPIC_API_KEY", r.Status, r.Result)
+		}
+		if len(e.srv.Requests()) != 0 {
+			t.Errorf("a request reached the model server without a key")
+		}
+	})
+}
+
+func TestCancelEndsTheMission(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		e := newEnv(t, db, "name: test\nturns:\n  - tool_calls: [{name: shell, input: {command: \"sleep 30\", timeoutSec: 60}}]\n")
+		e.start()
+		rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			steps, _ := e.db.Store.ListSteps(context.Background(), rid, -1, 0)
+			if n := len(steps); n > 0 && steps[n-1].Kind == "tool_call" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the shell step never started")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		start := time.Now()
+		if err := e.k.RequestCancel(context.Background(), rid); err != nil {
+			t.Fatal(err)
+		}
+		r := e.wait(rid, kernel.StatusCancelled, kernel.StatusPartial, kernel.StatusFailed)
+		if r.Status != kernel.StatusCancelled {
+			t.Fatalf("status = %s", r.Status)
+		}
+		if el := time.Since(start); el > 10*time.Second {
+			t.Errorf("cancel took %s; the sandboxed sleep must be killed", el)
+		}
+	})
 }
