@@ -33,6 +33,19 @@ func TestRecordedFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The response is a step result: through JSON and back, the native
+	// entry is byte-identical (HTML-sensitive characters included).
+	enc, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back provider.Response
+	if err := json.Unmarshal(enc, &back); err != nil {
+		t.Fatal(err)
+	}
+	if string(back.Native) != string(resp.Native) {
+		t.Errorf("native changed through JSON:\n%s\n%s", resp.Native, back.Native)
+	}
 	calls := resp.ToolCalls()
 	if resp.Stop != provider.StopToolUse || len(calls) != 2 || string(calls[0].Input) != `{"location": "Paris"}` || calls[1].ID != "toolu_01Vw8hXU1FmNtMB5VXvn3eUb" {
 		t.Fatalf("resp = %+v", resp)

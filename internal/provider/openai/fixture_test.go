@@ -33,6 +33,19 @@ func TestRecordedFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The response is a step result: through JSON and back, the native
+	// entry is byte-identical (HTML-sensitive characters included).
+	enc, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back provider.Response
+	if err := json.Unmarshal(enc, &back); err != nil {
+		t.Fatal(err)
+	}
+	if string(back.Native) != string(resp.Native) {
+		t.Errorf("native changed through JSON:\n%s\n%s", resp.Native, back.Native)
+	}
 	calls := resp.ToolCalls()
 	if resp.Stop != provider.StopToolUse || len(calls) != 2 || calls[1].ID != "call_Rome2" || string(calls[0].Input) != `{"location":"Paris"}` {
 		t.Fatalf("resp = %+v", resp)
@@ -51,12 +64,12 @@ func TestRecordedFixture(t *testing.T) {
 	if err := json.Unmarshal(resp.Native, &items); err != nil || len(items) != 3 {
 		t.Fatalf("native = %s (%v)", resp.Native, err)
 	}
-	var enc struct {
+	var reasoning struct {
 		EncryptedContent string `json:"encrypted_content"`
 	}
-	_ = json.Unmarshal(items[0], &enc)
-	if enc.EncryptedContent != "gAAAAABo_enc+/==" {
-		t.Errorf("encrypted content = %q", enc.EncryptedContent)
+	_ = json.Unmarshal(items[0], &reasoning)
+	if reasoning.EncryptedContent != "gAAAAABo_enc+/==" {
+		t.Errorf("encrypted content = %q", reasoning.EncryptedContent)
 	}
 	var orig struct {
 		Response struct{ Output []json.RawMessage }
