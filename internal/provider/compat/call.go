@@ -112,11 +112,14 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 					text.WriteString(d.Content)
 					streamed = emit(req.OnDelta, provider.DeltaText, d.Content) || streamed
 				}
-				if f, ok := d.JSON.ExtraFields["reasoning_content"]; ok {
-					var s string
-					if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-						thinking.WriteString(s)
-						streamed = emit(req.OnDelta, provider.DeltaReasoning, s) || streamed
+				// vLLM and llama.cpp send reasoning_content; Ollama sends reasoning.
+				for _, k := range [...]string{"reasoning_content", "reasoning"} {
+					if f, ok := d.JSON.ExtraFields[k]; ok {
+						var s string
+						if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+							thinking.WriteString(s)
+							streamed = emit(req.OnDelta, provider.DeltaReasoning, s) || streamed
+						}
 					}
 				}
 				refusal.WriteString(d.Refusal)
