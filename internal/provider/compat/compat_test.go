@@ -163,14 +163,34 @@ func TestCheckModel(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "scripts: [{name: busy, turns: [{error: {status: 503}}]}, {name: drop, turns: [{text: abc, error: {drop: true, times: 1}}]}]\n")
-	ctx := context.Background()
-	_, err := b.a.Call(ctx, provider.Request{Model: "script:busy", Transcript: b.a.InitTranscript("x")})
-	var pe *provider.ProviderError
-	if !errors.As(err, &pe) || pe.Status != 503 || !pe.Retryable || pe.Attempts != 6 || pe.Provider != provider.Compat {
-		t.Errorf("503: %v", err)
+	cases := []struct {
+		name      string
+		turn      string
+		status    int
+		code      string
+		retryable bool
+		attempts  int
+	}{
+		{"rate limit", `{error: {status: 429, retry_after: 1s}}`, 429, "rate_limit_error", true, 6},
+		{"unavailable", `{error: {status: 503}}`, 503, "overloaded_error", true, 6},
+		{"server error", `{error: {status: 500}}`, 500, "api_error", true, 6},
+		{"unauthorized", `{error: {status: 401}}`, 401, "invalid_api_key", false, 1},
+		{"dropped connection", `{text: abc, error: {drop: true}}`, 0, "connection", true, 6},
 	}
-	resp, err := b.a.Call(ctx, provider.Request{Model: "script:drop", Transcript: b.a.InitTranscript("x")})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, "name: e\nturns: ["+c.turn+"]\n")
+			_, err := b.a.Call(context.Background(), provider.Request{Model: "script:e", Transcript: b.a.InitTranscript("x")})
+			var pe *provider.ProviderError
+			if !errors.As(err, &pe) || pe.Status != c.status || pe.Code != c.code || pe.Retryable != c.retryable ||
+				pe.Attempts != c.attempts || pe.Provider != provider.Compat {
+				t.Errorf("err = %v (%+v)", err, pe)
+			}
+		})
+	}
+	b := setup(t, "name: drop\nturns: [{text: abc, error: {drop: true, times: 1}}]\n")
+	resp, err := b.a.Call(context.Background(), provider.Request{Model: "script:drop", Transcript: b.a.InitTranscript("x")})
 	if err != nil || resp.Attempts != 2 {
 		t.Errorf("drop then ok: %+v %v", resp, err)
 	}
