@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -53,9 +55,16 @@ func ensureDevNodes(stateDir string) (string, error) {
 			return "", fmt.Errorf("sandbox: chmod device node: %w", err)
 		}
 	}
-	_ = os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil && !devNodesOK(dir) {
-		return "", fmt.Errorf("sandbox: install device dir: %w", err)
+	// Another process may have installed a good dir meanwhile; a dir in use
+	// is never removed (only a bad one is replaced).
+	if err := os.Rename(tmp, dir); err != nil {
+		if devNodesOK(dir) {
+			return dir, nil
+		}
+		_ = os.RemoveAll(dir)
+		if err := os.Rename(tmp, dir); err != nil && !devNodesOK(dir) {
+			return "", fmt.Errorf("sandbox: install device dir: %w", err)
+		}
 	}
 	if !devNodesOK(dir) {
 		return "", fmt.Errorf("sandbox: device dir %s failed verification", dir)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -186,13 +188,4 @@ loop:
 		return out, nil
 	}
 	return Outcome{}, &SetupError{Message: lastLines(out.Output, 5)}
-}
-
-// lastLines returns the final n lines of b, trimmed.
-func lastLines(b []byte, n int) string {
-	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

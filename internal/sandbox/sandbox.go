@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -135,4 +136,13 @@ func tempDir(prefix string) (string, func(), error) {
 		return "", nil, fmt.Errorf("sandbox: resolve %s: %w", d, err)
 	}
 	return real, func() { _ = os.RemoveAll(real) }, nil
+}
+
+// lastLines returns the final n lines of b, trimmed.
+func lastLines(b []byte, n int) string {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
 }
