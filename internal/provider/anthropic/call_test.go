@@ -246,3 +246,35 @@ func TestCancelMidStream(t *testing.T) {
 		t.Fatal("Call did not return after cancel")
 	}
 }
+
+// TestRetryAfterPartialStreamResetsDeltas: a stream dropped after some
+// text is retried, and the deltas say so with a reset before the new ones.
+func TestRetryAfterPartialStreamResetsDeltas(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "name: d\nturns: [{text: \"a fairly long answer that streams in several chunks\", error: {drop: true, times: 1, after_events: 5}}]\n")
+	var deltas []provider.Delta
+	resp, err := b.a.Call(context.Background(), provider.Request{Model: "script:d", Transcript: b.a.InitTranscript("x"),
+		OnDelta: func(d provider.Delta) { deltas = append(deltas, d) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Attempts != 2 {
+		t.Errorf("attempts = %d", resp.Attempts)
+	}
+	last, resets := -1, 0
+	for i, d := range deltas {
+		if d.Type == provider.DeltaReset {
+			last, resets = i, resets+1
+		}
+	}
+	if resets != 1 || last < 1 {
+		t.Fatalf("deltas = %+v", deltas)
+	}
+	var after strings.Builder
+	for _, d := range deltas[last+1:] {
+		after.WriteString(d.Text)
+	}
+	if after.String() != resp.Blocks[0].Text {
+		t.Errorf("deltas after reset = %q, want %q", after.String(), resp.Blocks[0].Text)
+	}
+}

@@ -23,6 +23,7 @@ type emitter struct {
 	stall      bool
 	drop       bool
 	midError   func(e *emitter) error
+	failAfter  int // events before drop or midError; 0 means 1
 	n          int
 	started    bool
 }
@@ -68,7 +69,7 @@ func (e *emitter) raw(name string, b []byte) error {
 		return fmt.Errorf("flush: %w", err)
 	}
 	e.n++
-	if e.n == 1 {
+	if e.n == max(e.failAfter, 1) {
 		switch {
 		case e.drop:
 			// Abort the response without ending the chunked body: the client

@@ -114,6 +114,9 @@ type ErrorSpec struct {
 	// MidStream sends the error as an SSE error event after the first
 	// event instead of an HTTP status (Anthropic "error" event).
 	MidStream bool `yaml:"mid_stream" json:"mid_stream"`
+	// AfterEvents is how many events a Drop or MidStream error lets
+	// through first (default 1).
+	AfterEvents int `yaml:"after_events" json:"after_events"`
 }
 
 // Duration is a time.Duration written as "150ms", "2s", or a number of

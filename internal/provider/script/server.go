@@ -308,6 +308,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 		return
 	}
 	em := newEmitter(ctx, w, f != FormatChat, turn)
+	if failing {
+		em.failAfter = e.AfterEvents
+	}
 	if failing && e.Drop {
 		em.drop = true
 		rec.Error = "scripted dropped connection"
