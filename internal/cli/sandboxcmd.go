@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -36,19 +35,9 @@ func (f *sandboxFlags) register(cmd *cobra.Command) {
 }
 
 func (f *sandboxFlags) config() sandbox.Config {
-	deny := append([]string(nil), f.denyRead...)
-	for _, p := range strings.Split(os.Getenv("AOS_SANDBOX_EXTRA_DENY_READ"), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			deny = append(deny, p)
-		}
-	}
-	var envFiles []string
-	if p := os.Getenv("AOS_ENV_FILE"); p != "" {
-		if abs, err := filepath.Abs(p); err == nil {
-			envFiles = append(envFiles, abs)
-		}
-	}
-	return sandbox.Config{DataDir: f.dataDir, ExtraDenyRead: deny, EnvFiles: envFiles}
+	c := sandbox.ConfigFromEnv(f.dataDir)
+	c.ExtraDenyRead = append(c.ExtraDenyRead, f.denyRead...)
+	return c
 }
 
 func newSandboxCmd(exit func(int)) *cobra.Command {

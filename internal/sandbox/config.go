@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -110,4 +111,25 @@ func (c Config) resolve() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// ConfigFromEnv returns the Config the worker and the CLI share: dataDir
+// hidden, AOS_SANDBOX_EXTRA_DENY_READ (comma-separated absolute paths) as
+// ExtraDenyRead and AOS_ENV_FILE as an env file. Relative entries are made
+// absolute against the current directory.
+func ConfigFromEnv(dataDir string) Config {
+	c := Config{DataDir: dataDir}
+	for _, p := range strings.Split(os.Getenv("AOS_SANDBOX_EXTRA_DENY_READ"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if abs, err := filepath.Abs(p); err == nil {
+				c.ExtraDenyRead = append(c.ExtraDenyRead, abs)
+			}
+		}
+	}
+	if p := os.Getenv("AOS_ENV_FILE"); p != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			c.EnvFiles = append(c.EnvFiles, abs)
+		}
+	}
+	return c
 }

@@ -73,6 +73,9 @@ func capture(r io.Reader, limit int, exceeded chan<- struct{}) []byte {
 // (TERM to the command's group, KILL after the grace) and cancellation.
 func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	start := time.Now()
+	if ctx.Err() != nil {
+		return Outcome{ExitCode: -1, Cancelled: true}, nil
+	}
 	sec, err := filterFile(p.network)
 	if err != nil {
 		return Outcome{}, err
