@@ -308,3 +308,26 @@ func TestScriptedModelNeedsNoKey(t *testing.T) {
 		t.Fatalf("resp = %+v, err = %v", resp, err)
 	}
 }
+
+func TestOperatorNoteAndSteeringReachTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t, `
+name: n
+turns:
+  - text: "working"
+  - expect: [{operator_note_contains: "budget at 90%"}, {last_user_contains: "also update the docs"}]
+    text: "ok"
+`)
+	ctx := context.Background()
+	tr := b.a.InitTranscript("go")
+	resp, err := b.a.Call(ctx, provider.Request{Model: "script:n", Transcript: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = provider.Append(tr, resp.Native)
+	tr = b.a.AppendOperatorNote(tr, "script:n", "budget at 90%")
+	tr = b.a.AppendUser(tr, "also update the docs")
+	if _, err := b.a.Call(ctx, provider.Request{Model: "script:n", Transcript: tr}); err != nil {
+		t.Fatal(err)
+	}
+}

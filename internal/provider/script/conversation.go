@@ -244,7 +244,11 @@ func parseResponses(body []byte) (*Conversation, error) {
 			last := &c.Messages[len(c.Messages)-1]
 			last.Text += textOf(it.Content)
 		case typ == "message":
-			c.Messages = append(c.Messages, Message{Role: it.Role, Text: textOf(it.Content)})
+			role := it.Role
+			if role == "developer" {
+				role = "system" // a mid-conversation instruction
+			}
+			c.Messages = append(c.Messages, Message{Role: role, Text: textOf(it.Content)})
 		case typ == "function_call_output":
 			out := textOf(it.Output)
 			tr := ToolResultView{CallID: it.CallID, Content: out, IsError: strings.HasPrefix(out, "[error]")}
