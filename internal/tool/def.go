@@ -19,26 +19,37 @@ type def[I validator] struct {
 	approval          func(in I) Approval
 }
 
-func (d *def[I]) Name() string            { return d.name }
-func (d *def[I]) Description() string     { return d.description }
-func (d *def[I]) Schema() json.RawMessage { return d.schema }
-func (d *def[I]) ParallelSafe() bool      { return d.parallelSafe }
+// Name implements Tool.
+func (d *def[I]) Name() string { return d.name }
 
+// Description implements Tool.
+func (d *def[I]) Description() string { return d.description }
+
+// Schema implements Tool.
+func (d *def[I]) Schema() json.RawMessage { return d.schema }
+
+// ParallelSafe implements Tool.
+func (d *def[I]) ParallelSafe() bool { return d.parallelSafe }
+
+// Validate implements Tool.
 func (d *def[I]) Validate(input json.RawMessage) error {
 	_, err := parse[I](d.name, input)
 	return err
 }
 
+// Effect implements Tool.
 func (d *def[I]) Effect(input json.RawMessage) Effect {
 	in, _ := decode[I](d.name, input)
 	return d.effect(in)
 }
 
+// Risk implements Tool.
 func (d *def[I]) Risk(input json.RawMessage, n sandbox.Network) Risk {
 	in, _ := decode[I](d.name, input)
 	return d.risk(in, n)
 }
 
+// Run implements Tool.
 func (d *def[I]) Run(ctx context.Context, tc *Context, input json.RawMessage) (Result, error) {
 	in, err := parse[I](d.name, input)
 	if err != nil {
@@ -47,6 +58,7 @@ func (d *def[I]) Run(ctx context.Context, tc *Context, input json.RawMessage) (R
 	return d.run(ctx, tc, in)
 }
 
+// DescribeForApproval implements Tool.
 func (d *def[I]) DescribeForApproval(input json.RawMessage) Approval {
 	in, _ := decode[I](d.name, input)
 	return d.approval(in)
@@ -58,6 +70,7 @@ type reconcilable[I validator] struct {
 	reconcile func(ctx context.Context, tc *Context, in I) (Reconciliation, error)
 }
 
+// Reconcile implements Reconciler.
 func (r reconcilable[I]) Reconcile(ctx context.Context, tc *Context, input json.RawMessage) (Reconciliation, error) {
 	in, err := parse[I](r.name, input)
 	if err != nil {
