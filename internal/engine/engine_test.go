@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 // env is one engine test: a database, a kernel, a scripted model server, a
 // real sandbox and a real git workspace.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	getenv func(string) string
 	db     storetest.DB
 	k      *kernel.Kernel
@@ -45,7 +45,7 @@ type env struct {
 	dir    string
 }
 
-func newEnv(t *testing.T, db storetest.DB, scriptYAML string) *env {
+func newEnv(t testing.TB, db storetest.DB, scriptYAML string) *env {
 	t.Helper()
 	dir := t.TempDir() // the data dir: the sandbox hides it from commands
 	ws := filepath.Join(t.TempDir(), "repo")
