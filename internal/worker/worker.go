@@ -7,10 +7,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aos-run/aos/internal/config"
+	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storeopen"
 )
@@ -42,7 +45,10 @@ func Logics() map[string]kernel.Logic {
 	return map[string]kernel.Logic{SelfTestLogic: SelfTest}
 }
 
-// Run runs a worker until ctx ends, then hands its runs over.
+// Run runs a worker until ctx ends, then hands its runs over. At start it
+// runs the sandbox's canary probe: a failure is logged with its fix, and
+// the shell then refuses every command (it fails closed) while the rest of
+// the agent keeps working.
 func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version string) error {
 	st, err := Open(ctx, cfg)
 	if err != nil {
@@ -50,8 +56,24 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	}
 	defer st.Close()
 	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version})
-	if err := SeedPrices(ctx, st, 0); err != nil {
+	if err := SeedPrices(ctx, st, time.Now().UnixMilli()); err != nil {
 		return err
 	}
-	return k.RunWorker(ctx, kernel.WorkerConfig{ID: cfg.WorkerID, Concurrency: cfg.MaxConcurrentRuns, Logics: Logics()})
+	sb, err := sandbox.New(sandbox.Config{DataDir: cfg.DataDir})
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if rep, err := sb.Probe(ctx); err != nil || !rep.OK() {
+		msg := "sandbox probe failed; shell commands will be refused"
+		if err != nil {
+			log.Error(msg, "err", err.Error())
+		} else {
+			log.Error(msg, "failed_checks", rep.Failed())
+		}
+	} else {
+		log.Info("sandbox probe passed")
+	}
+	logics := Logics()
+	logics[engine.LogicName] = engine.AgentLogic(EngineDeps(k, cfg.DataDir, sb, AdapterFunc("", nil)))
+	return k.RunWorker(ctx, kernel.WorkerConfig{ID: cfg.WorkerID, Concurrency: cfg.MaxConcurrentRuns, Logics: logics})
 }
