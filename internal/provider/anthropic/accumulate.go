@@ -127,11 +127,19 @@ func (a *accumulator) response(reqModel string) (*provider.Response, error) {
 		switch b.typ {
 		case "text":
 			s := b.text.String()
+			if s == "" {
+				continue // the API rejects empty text blocks
+			}
 			r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockText, Text: s})
 			native = append(native, nativeBlock{Type: "text", Text: &s})
 		case "thinking":
 			s, sig := b.text.String(), b.signature
 			r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockThinking, Text: s})
+			if sig == "" {
+				// Cut off before its signature (max_tokens mid-thought): shown,
+				// but not sent back, since the API would reject it unsigned.
+				continue
+			}
 			native = append(native, nativeBlock{Type: "thinking", Thinking: &s, Signature: &sig})
 		case "redacted_thinking":
 			native = append(native, nativeBlock{Type: "redacted_thinking", Data: b.data})

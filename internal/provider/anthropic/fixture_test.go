@@ -3,11 +3,13 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/anthropic"
@@ -71,5 +73,71 @@ func TestRecordedFixture(t *testing.T) {
 	}
 	if len(native.Content) != 4 || native.Role != "assistant" {
 		t.Errorf("native = %s", resp.Native)
+	}
+}
+
+func serveSSE(t *testing.T, sse string) *anthropic.Adapter {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sse)
+	}))
+	t.Cleanup(ts.Close)
+	return anthropic.New(provider.Config{BaseURL: ts.URL, Getenv: func(string) string { return "k" },
+		Retry: provider.RetryPolicy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
+}
+
+// TestCutOffThinkingIsNotReplayed: output stopped by max_tokens in the
+// middle of a thought leaves an unsigned thinking block and an empty text
+// block; neither may go back to the API.
+func TestCutOffThinkingIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	a := serveSSE(t, `event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-5-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":"","signature":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"Let me think about this for a very long"}}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":64000}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`)
+	resp, err := a.Call(context.Background(), provider.Request{Model: "claude-haiku-5-5", Transcript: a.InitTranscript("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Stop != provider.StopMaxTokens || len(resp.Blocks) != 1 || resp.Blocks[0].Type != provider.BlockThinking {
+		t.Fatalf("resp = %+v", resp)
+	}
+	if want := `{"role":"assistant","content":[{"type":"text","text":"[output truncated at max_tokens]"}]}`; string(resp.Native) != want {
+		t.Errorf("native = %s", resp.Native)
+	}
+}
+
+// TestStreamEndingEarlyIsRetried: a stream that stops before message_stop
+// is a transient failure.
+func TestStreamEndingEarlyIsRetried(t *testing.T) {
+	t.Parallel()
+	a := serveSSE(t, `event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}
+
+`)
+	_, err := a.Call(context.Background(), provider.Request{Model: "claude-haiku-5-5", Transcript: a.InitTranscript("x")})
+	var pe *provider.ProviderError
+	if !errors.As(err, &pe) || pe.Code != "truncated_stream" || !pe.Retryable {
+		t.Fatalf("err = %v", err)
 	}
 }
