@@ -11,7 +11,7 @@ import (
 
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/anthropic"
-	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 )
 
 // benchScript answers every turn like a busy agent turn: thinking, text and
@@ -44,7 +44,7 @@ func transcript(b *testing.B, a *anthropic.Adapter, n int) provider.Transcript {
 // BenchmarkRequestBuild measures building and encoding the request body:
 // the adapter's per-call work before the network.
 func BenchmarkRequestBuild(b *testing.B) {
-	srv := script.StartForTest(b, benchScript)
+	srv := scripttest.Start(b, benchScript)
 	a := anthropic.New(provider.Config{BaseURL: srv.URL(), Getenv: func(string) string { return "k" }})
 	for _, n := range []int{20, 200} {
 		tr := transcript(b, a, n)
@@ -68,7 +68,7 @@ func BenchmarkRequestBuild(b *testing.B) {
 // a canned stream at once: request building, the SDK, loopback HTTP, SSE
 // parsing and accumulation — everything but the model.
 func BenchmarkCallOverhead(b *testing.B) {
-	srv := script.StartForTest(b, benchScript)
+	srv := scripttest.Start(b, benchScript)
 	a := anthropic.New(provider.Config{BaseURL: srv.URL(), Getenv: func(string) string { return "k" }})
 	canned := cannedStream(b, srv.URL())
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

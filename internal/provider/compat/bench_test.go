@@ -11,7 +11,7 @@ import (
 
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/compat"
-	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 )
 
 const benchScript = `
@@ -25,7 +25,7 @@ turns:
 // BenchmarkCallOverhead measures request building and a whole Call against
 // a server that answers a canned stream at once.
 func BenchmarkCallOverhead(b *testing.B) {
-	srv := script.StartForTest(b, benchScript)
+	srv := scripttest.Start(b, benchScript)
 	res, err := http.Post(srv.OpenAIBaseURL()+"/chat/completions", "application/json",
 		strings.NewReader(`{"model":"script:bench","stream":true,"messages":[{"role":"user","content":"x"}]}`))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/compat"
 	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 )
 
 type bundle struct {
@@ -23,7 +24,7 @@ type bundle struct {
 
 func setup(t *testing.T, scriptYAML string, mods ...func(*provider.Config)) bundle {
 	t.Helper()
-	srv := script.StartForTest(t, scriptYAML)
+	srv := scripttest.Start(t, scriptYAML)
 	cfg := provider.Config{
 		BaseURL: srv.OpenAIBaseURL(),
 		Getenv:  func(string) string { return "" },

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/openai"
-	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 )
 
 const benchScript = `
@@ -40,7 +40,7 @@ func transcript(b *testing.B, a *openai.Adapter, n int) provider.Transcript {
 
 // BenchmarkRequestBuild measures building and encoding the request body.
 func BenchmarkRequestBuild(b *testing.B) {
-	srv := script.StartForTest(b, benchScript)
+	srv := scripttest.Start(b, benchScript)
 	a := openai.New(provider.Config{BaseURL: srv.OpenAIBaseURL(), Getenv: func(string) string { return "k" }})
 	for _, n := range []int{20, 200} {
 		req := provider.Request{Model: "gpt-6.1-sol", System: strings.Repeat("system ", 500), Tools: tools(), Transcript: transcript(b, a, n)}
@@ -58,7 +58,7 @@ func BenchmarkRequestBuild(b *testing.B) {
 // BenchmarkCallOverhead measures a whole Call against a server that answers
 // a canned stream at once: everything but the model.
 func BenchmarkCallOverhead(b *testing.B) {
-	srv := script.StartForTest(b, benchScript)
+	srv := scripttest.Start(b, benchScript)
 	a := openai.New(provider.Config{BaseURL: srv.OpenAIBaseURL(), Getenv: func(string) string { return "k" }})
 	res, err := http.Post(srv.OpenAIBaseURL()+"/responses", "application/json",
 		strings.NewReader(`{"model":"script:bench","stream":true,"input":"x"}`))

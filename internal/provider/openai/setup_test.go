@@ -9,6 +9,7 @@ import (
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/openai"
 	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 )
 
 const testKey = "sk-proj-test-SECRET-0123456789"
@@ -42,7 +43,7 @@ type bundle struct {
 // it through OPENAI_BASE_URL (an injected environment).
 func setup(t *testing.T, scriptYAML string, mods ...func(*provider.Config)) bundle {
 	t.Helper()
-	srv := script.StartForTest(t, scriptYAML)
+	srv := scripttest.Start(t, scriptYAML)
 	sl := &sleeps{}
 	env := map[string]string{provider.EnvOpenAIKey: testKey, provider.EnvOpenAIBase: srv.OpenAIBaseURL()}
 	cfg := provider.Config{

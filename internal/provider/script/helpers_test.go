@@ -1,12 +1,8 @@
 package script
 
-import (
-	"testing"
-)
+import "testing"
 
-// StartForTest parses scriptYAML (a set or a single script named "test";
-// empty for the built-ins only), starts a server on loopback and closes it
-// when the test ends.
+// StartForTest starts a server with scriptYAML for one test.
 func StartForTest(tb testing.TB, scriptYAML string) *Server {
 	tb.Helper()
 	set := &Set{}
@@ -18,7 +14,7 @@ func StartForTest(tb testing.TB, scriptYAML string) *Server {
 	}
 	srv, err := Start(set, "", Options{})
 	if err != nil {
-		tb.Fatalf("start scripted model server: %v", err)
+		tb.Fatalf("start: %v", err)
 	}
 	tb.Cleanup(func() { _ = srv.Close() })
 	return srv
