@@ -261,3 +261,30 @@ func TestExitCodesAndSetupErrors(t *testing.T) {
 		t.Fatalf("missing binary: err %v, want *SetupError", err)
 	}
 }
+
+// TestGlobalSysctlsUnwritable: as root the sandbox uid is host uid 0, and
+// sysctl permission checks compare uids, so only a read-only /proc stops
+// a write to kernel.core_pattern (a host escape). The helper opens for
+// writing and never writes, so a broken sandbox changes nothing.
+func TestGlobalSysctlsUnwritable(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	writeFile(t, filepath.Join(st.workspace, "mine"), "x")
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/proc/sys/kernel/core_pattern", false},
+		{"/proc/sys/kernel/hostname", false},
+		{"/proc/sys/vm/drop_caches", false},
+		{filepath.Join(st.workspace, "mine"), true}, // positive control
+	} {
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "open-write", c.path}, Workspace: st.workspace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (out.ExitCode == 0) != c.ok {
+			t.Errorf("%s: exit %d, want ok=%v: %s", c.path, out.ExitCode, c.ok, out.Output)
+		}
+	}
+}

@@ -37,6 +37,14 @@ func helper(args []string) int {
 		_ = c.Close()
 		fmt.Println("connect-unix: connected")
 		return 0
+	case "open-write": // opens for writing, never writes
+		f, err := os.OpenFile(args[1], os.O_WRONLY, 0)
+		fmt.Println("open-write:", err)
+		if err != nil {
+			return 1
+		}
+		_ = f.Close()
+		return 0
 	case "setxattr":
 		err := unix.Setxattr(args[1], "user.x", []byte("1"), 0)
 		fmt.Println("setxattr:", err)

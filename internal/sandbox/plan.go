@@ -177,7 +177,11 @@ func (s *Sandbox) coversFor(extra []string) ([]cover, error) {
 			cands = append(cands, m...)
 		}
 	}
-	cands = append(cands, "/etc/shadow", "/etc/gshadow")
+	// Root-only secrets: as root, the sandbox uid is host uid 0 for file
+	// permission checks, so these would otherwise be readable.
+	cands = append(cands, "/etc/shadow", "/etc/gshadow", "/etc/ssl/private")
+	hostKeys, _ := filepath.Glob("/etc/ssh/ssh_host_*key")
+	cands = append(cands, hostKeys...)
 	if s.cfg.DataDir != "" {
 		cands = append(cands, s.cfg.DataDir)
 	}
@@ -245,7 +249,12 @@ func (p plan) args(seccompFD, statusFD int) []string {
 			"--symlink", "/proc/self/fd/2", "/dev/stderr",
 			"--remount-ro", "/dev")
 	}
-	a = append(a, "--proc", "/proc")
+	// A read-only /proc: as root, the sandbox uid is host uid 0, and
+	// sysctl permission checks compare uids, not capabilities, so a
+	// writable /proc/sys would let it rewrite global sysctls such as
+	// kernel.core_pattern. bwrap's own cover of /proc/sys is skipped in
+	// that case, so aos makes the whole /proc read-only.
+	a = append(a, "--proc", "/proc", "--remount-ro", "/proc")
 	for _, w := range []string{p.workspace, p.tmp, p.home} {
 		a = append(a, "--bind", w, w)
 	}

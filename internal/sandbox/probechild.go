@@ -65,7 +65,9 @@ func probeInside(a probeArgs) []Check {
 	refused("write_outside_refused", os.WriteFile(a.Outside, []byte("x"), 0o644), "create "+a.Outside)
 	refused("overwrite_host_file_refused", openWrite(a.Canary), "open "+a.Canary+" for writing")
 	refused("write_etc_refused", os.WriteFile("/etc/aos-probe", []byte("x"), 0o644), "create /etc/aos-probe")
-	refused("proc_sys_readonly", openWrite("/proc/sys/kernel/hostname"), "open /proc/sys/kernel/hostname for writing")
+	// Opened for writing but never written: harmless even when allowed.
+	refused("proc_sys_readonly", openWrite("/proc/sys/kernel/core_pattern"), "open /proc/sys/kernel/core_pattern for writing")
+	refused("sysrq_trigger_readonly", openWrite("/proc/sysrq-trigger"), "open /proc/sysrq-trigger for writing")
 
 	b, err := os.ReadFile(filepath.Join(a.Protected, "secret"))
 	cs = append(cs, Check{Name: "protected_dir_unreadable", OK: !strings.Contains(string(b), a.Secret), Detail: fmt.Sprintf("read: %v", err)})
