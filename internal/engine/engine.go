@@ -98,8 +98,6 @@ type loop struct {
 	finalTurnDone bool
 }
 
-func (l *loop) ctx() context.Context { return l.rc.Context() }
-
 func (l *loop) run() (kernel.Result, error) {
 	if err := l.setup(); err != nil {
 		return kernel.Result{}, err
