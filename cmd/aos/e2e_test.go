@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/demo"
-	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 )
 
 // buildAOS builds the real binary once per test run.
@@ -60,7 +60,7 @@ func baseEnv(t *testing.T, modelURL string) []string {
 // with a failing test, through the scripted model server.
 func TestRunFixesTheBug(t *testing.T) {
 	bin := buildAOS(t)
-	srv := script.StartForTest(t, string(demo.Script()))
+	srv := scripttest.Start(t, string(demo.Script()))
 	repo := filepath.Join(t.TempDir(), "calc")
 	if err := demo.WriteRepo(repo); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestRunFixesTheBug(t *testing.T) {
 // approves it; the mission goes on.
 func TestRunWithoutTTYWaitsForApproval(t *testing.T) {
 	bin := buildAOS(t)
-	srv := script.StartForTest(t, `name: ask
+	srv := scripttest.Start(t, `name: ask
 turns:
   - tool_calls: [{name: shell, input: {command: "echo approved-run", timeoutSec: 10}}]
   - expect: [{last_tool_result_contains: "approved-run"}]

@@ -16,6 +16,7 @@ import (
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
@@ -61,7 +62,7 @@ func newEnv(t testing.TB, db storetest.DB, scriptYAML string) *env {
 			t.Fatal(err)
 		}
 	}
-	return &env{t: t, db: db, k: k, srv: script.StartForTest(t, scriptYAML), set: set, ws: ws, dir: dir, getenv: fakeKeys}
+	return &env{t: t, db: db, k: k, srv: scripttest.Start(t, scriptYAML), set: set, ws: ws, dir: dir, getenv: fakeKeys}
 }
 
 // fakeKeys gives the SDKs a placeholder key; the scripted server ignores it.
