@@ -101,3 +101,12 @@ func TestMergeModels(t *testing.T) {
 		t.Errorf("%d models", len(got))
 	}
 }
+
+func TestEffortValid(t *testing.T) {
+	t.Parallel()
+	for e, want := range map[provider.Effort]bool{"": true, "low": true, "xhigh": true, "max": true, "extreme": false, "High": false} {
+		if got := e.Valid(); got != want {
+			t.Errorf("%q: %v", e, got)
+		}
+	}
+}

@@ -29,6 +29,16 @@ const (
 	EffortMax    Effort = "max"
 )
 
+// Valid reports whether e is empty (the provider's default) or one of the
+// known levels.
+func (e Effort) Valid() bool {
+	switch e {
+	case "", EffortLow, EffortMedium, EffortHigh, EffortXHigh, EffortMax:
+		return true
+	}
+	return false
+}
+
 // Transcript is a provider-native conversation: an append-only list of JSON
 // entries whose shape only the adapter that built it knows. Entries are
 // never edited after they are appended.

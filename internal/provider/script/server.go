@@ -204,7 +204,14 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		for _, id := range ids {
 			data = append(data, map[string]any{"type": "model", "id": id, "display_name": id, "created_at": "2026-01-01T00:00:00Z"})
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "has_more": false, "first_id": ids[0], "last_id": ids[len(ids)-1]})
+		first, last := any(nil), any(nil)
+		if len(ids) > 0 {
+			first, last = ids[0], ids[len(ids)-1]
+		}
+		if data == nil {
+			data = []any{}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last})
 		return
 	}
 	var data []any
