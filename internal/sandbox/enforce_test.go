@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // Each refusal is checked from outside and paired with a positive control,
@@ -286,5 +287,31 @@ func TestGlobalSysctlsUnwritable(t *testing.T) {
 		if (out.ExitCode == 0) != c.ok {
 			t.Errorf("%s: exit %d, want ok=%v: %s", c.path, out.ExitCode, c.ok, out.Output)
 		}
+	}
+}
+
+// TestNoInheritedDescriptors: a descriptor the worker holds without
+// close-on-exec (as ones inherited from its parent are) must not reach
+// the command.
+func TestNoInheritedDescriptors(t *testing.T) {
+	st := newSetup(t)
+	secret := filepath.Join(st.outside, "fd-secret")
+	writeFile(t, secret, "FD-CANARY")
+	fd, err := unix.Open(secret, unix.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	out := st.sh(t, sandbox.NetworkNone, fmt.Sprintf("cat <&%d; echo ---; exec /bin/ls /proc/self/fd", fd))
+	if strings.Contains(string(out.Output), "FD-CANARY") {
+		t.Errorf("inherited descriptor readable: %s", out.Output)
+	}
+	_, list, ok := strings.Cut(string(out.Output), "---\n")
+	if !ok {
+		t.Fatalf("output %q", out.Output)
+	}
+	// 0-2 are stdio; 3 is ls's own handle on /proc/self/fd.
+	if got := strings.Fields(list); strings.Join(got, " ") != "0 1 2 3" {
+		t.Errorf("descriptors in the sandbox: %v", got)
 	}
 }

@@ -76,6 +76,9 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	if ctx.Err() != nil {
 		return Outcome{ExitCode: -1, Cancelled: true}, nil
 	}
+	if err := closeInheritedFDs(); err != nil {
+		return Outcome{}, err
+	}
 	sec, err := filterFile(p.network)
 	if err != nil {
 		return Outcome{}, err
@@ -191,4 +194,28 @@ loop:
 		return out, nil
 	}
 	return Outcome{}, &SetupError{Message: lastLines(out.Output, 5)}
+}
+
+// closeInheritedFDs marks every descriptor from 3 up close-on-exec in this
+// process. Go opens its own files close-on-exec, but descriptors the
+// worker inherited from its parent are not, and os/exec would pass them
+// to bwrap and on into the sandbox. ExtraFiles are unaffected: the child
+// receives duplicates.
+func closeInheritedFDs() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	// Kernels before 5.11: walk /proc/self/fd.
+	ents, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return &UnavailableError{Reason: fmt.Sprintf("cannot mark inherited descriptors close-on-exec: %v; %v", err, rerr), Fix: "mount /proc"}
+	}
+	for _, e := range ents {
+		var fd int
+		if _, serr := fmt.Sscanf(e.Name(), "%d", &fd); serr == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
 }
