@@ -160,3 +160,60 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("aos demo exited %d:\n%s", r.code, r.out)
 	}
 }
+
+// TestResumeAfterKill: aos run is SIGKILLed while its mission waits for an
+// approval; the approval is given with no aos process running; aos resume
+// finishes the mission.
+func TestResumeAfterKill(t *testing.T) {
+	bin := buildAOS(t)
+	srv := scripttest.Start(t, `name: ask
+turns:
+  - tool_calls: [{name: shell, input: {command: "echo after-resume", timeoutSec: 10}}]
+  - expect: [{last_tool_result_contains: "after-resume"}]
+    tool_calls: [{name: finish, input: {status: partial, summary: "resumed", evidence: [], openQuestions: []}}]
+`)
+	repo := filepath.Join(t.TempDir(), "calc")
+	if err := demo.WriteRepo(repo); err != nil {
+		t.Fatal(err)
+	}
+	env := baseEnv(t, srv.URL())
+	cmd := exec.Command(bin, "run", "--project", repo, "--model", "script:ask", "--criterion", "c", "--network", "open", "objective")
+	cmd.Env = env
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	missionRe := regexp.MustCompile(`● mission ([0-9a-f-]{36})`)
+	approveRe := regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
+	ids := make(chan [2]string, 1)
+	go func() {
+		var mission string
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := missionRe.FindStringSubmatch(sc.Text()); m != nil {
+				mission = m[1]
+			}
+			if m := approveRe.FindStringSubmatch(sc.Text()); m != nil {
+				ids <- [2]string{mission, m[1]}
+			}
+		}
+	}()
+	var got [2]string
+	select {
+	case got = <-ids:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no approval request")
+	}
+	_ = cmd.Process.Kill() // SIGKILL: no cleanup, the lease stays taken
+	_ = cmd.Wait()
+	pw.Close()
+	if r := run(t, bin, env, "approve", got[1]); r.code != 0 {
+		t.Fatalf("aos approve: %s", r.out)
+	}
+	r := run(t, bin, env, "resume", got[0])
+	if r.code != 2 || !strings.Contains(r.out, "after-resume") {
+		t.Fatalf("aos resume exited %d, want 2 (partial):\n%s", r.code, r.out)
+	}
+}
