@@ -89,16 +89,21 @@ func (e *env) deps() engine.Deps {
 
 func (e *env) start() func() {
 	e.t.Helper()
+	return startWith(e.t, e, e.deps())
+}
+
+// startWith runs a worker with the agent loop over deps until the test ends.
+func startWith(t testing.TB, e *env, deps engine.Deps) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = e.k.RunWorker(ctx, kernel.WorkerConfig{Concurrency: 2, Logics: map[string]kernel.Logic{engine.LogicName: engine.AgentLogic(e.deps())}, JanitorEvery: 50 * time.Millisecond})
+		_ = e.k.RunWorker(ctx, kernel.WorkerConfig{Concurrency: 2, Logics: map[string]kernel.Logic{engine.LogicName: engine.AgentLogic(deps)}, JanitorEvery: 50 * time.Millisecond})
 	}()
 	var once sync.Once
 	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
-	e.t.Cleanup(stop)
+	t.Cleanup(stop)
 	return stop
 }
 

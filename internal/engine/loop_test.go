@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,23 @@ func loopCases() []loopCase {
 				}
 				if !strings.Contains(string(r.Result), "appeared stuck") {
 					t.Errorf("result = %s", r.Result)
+				}
+			}},
+		{name: "stall: no progress for 15 turns", status: kernel.StatusPartial, act: answer(map[string]string{"answer": "Stop the mission"}), script: func() string {
+			var b strings.Builder
+			b.WriteString("\n    turns:\n")
+			for i := 0; i < 40; i++ {
+				expect := ""
+				if i == 15 {
+					expect = "expect: [{operator_note_contains: \"appear stuck\"}], "
+				}
+				fmt.Fprintf(&b, "      - {%stool_calls: [{name: read_file, input: {path: calc.sh, startLine: %d, endLine: %d}}]}\n", expect, i%3+1, i%3+1)
+			}
+			return strings.TrimSuffix(b.String(), "\n")
+		}(),
+			check: func(t *testing.T, e *env, rid string, r store.Run) {
+				if r.Turns < 30 {
+					t.Errorf("stopped after %d turns; the question comes at the second trigger (30 turns without progress)", r.Turns)
 				}
 			}},
 		{name: "context guard", input: func(in *engine.Input) { in.ContextWindow = 1000 }, status: kernel.StatusPartial, script: `
