@@ -315,3 +315,27 @@ func TestNoInheritedDescriptors(t *testing.T) {
 		t.Errorf("descriptors in the sandbox: %v", got)
 	}
 }
+
+// TestSetIDBitsRefused: a setuid file in the workspace would run as the
+// worker's user (root, when aos is root) if anyone on the host ran it.
+func TestSetIDBitsRefused(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	out := st.sh(t, sandbox.NetworkNone, "echo '#!/bin/sh' > f; chmod 755 f; chmod u+s f; chmod g+s f; install -m 4755 f g; mkdir -m 2755 d; cp -p f h; chmod 700 h; echo done")
+	if !strings.Contains(string(out.Output), "done") {
+		t.Fatalf("output %s", out.Output)
+	}
+	for _, n := range []string{"f", "g", "h"} {
+		fi, err := os.Stat(filepath.Join(st.workspace, n))
+		if err != nil {
+			continue // refused outright: fine
+		}
+		if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("%s has mode %v; output %s", n, fi.Mode(), out.Output)
+		}
+	}
+	// Positive control: ordinary modes still change.
+	if fi, _ := os.Stat(filepath.Join(st.workspace, "h")); fi == nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("positive control: chmod 700 did not apply: %v", fi)
+	}
+}

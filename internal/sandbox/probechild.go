@@ -62,6 +62,17 @@ func probeInside(a probeArgs) []Check {
 	allowed("tmpdir_writable", os.WriteFile(filepath.Join(os.Getenv("TMPDIR"), "probe"), []byte("x"), 0o644), "write in TMPDIR")
 	allowed("dev_null_usable", os.WriteFile("/dev/null", []byte("x"), 0o644), "write /dev/null")
 
+	setuid := filepath.Join(a.Workspace, "setuid")
+	if err := os.WriteFile(setuid, []byte("#!/bin/sh\n"), 0o755); err == nil {
+		allowed("chmod_workspace_allowed", unix.Chmod(setuid, 0o700), "chmod 0700 in workspace")
+		refused("setuid_chmod_refused", unix.Chmod(setuid, 0o4755), "chmod 4755 in workspace")
+		refused("setgid_chmod_refused", unix.Fchmodat(unix.AT_FDCWD, setuid, 0o2755, 0), "fchmodat 2755 in workspace")
+		fd, err := unix.Open(filepath.Join(a.Workspace, "setuid-new"), unix.O_CREAT|unix.O_WRONLY, 0o4755)
+		if err == nil {
+			_ = unix.Close(fd)
+		}
+		refused("setuid_create_refused", err, "open(O_CREAT, 04755) in workspace")
+	}
 	refused("write_outside_refused", os.WriteFile(a.Outside, []byte("x"), 0o644), "create "+a.Outside)
 	refused("overwrite_host_file_refused", openWrite(a.Canary), "open "+a.Canary+" for writing")
 	refused("write_etc_refused", os.WriteFile("/etc/aos-probe", []byte("x"), 0o644), "create /etc/aos-probe")

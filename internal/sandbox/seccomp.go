@@ -10,12 +10,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Offsets into struct seccomp_data.
+// Offsets into struct seccomp_data (args are 64-bit; these are the low
+// 32 bits on little-endian machines, which amd64 and arm64 are).
 const (
 	offNr   = 0
 	offArch = 4
-	offArg0 = 16 // low 32 bits of args[0] on little-endian machines
 )
+
+func offArg(i int) uint32 { return uint32(16 + 8*i) }
+
+// setIDBits are the mode bits no command may set: a setuid/setgid file in
+// the workspace would run with the worker's identity (root, when aos runs
+// as root) if anyone on the host executed it.
+const setIDBits = unix.S_ISUID | unix.S_ISGID
+
+// createBits are the open flags that create a file with a mode.
+const createBits = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
 
 // filter returns the classic BPF seccomp program for network n:
 //   - a non-native architecture (and the x32 ABI) kills the process;
@@ -25,45 +35,63 @@ const (
 //     socket filters);
 //   - keyctl, add_key and request_key fail with EPERM (keyrings are keyed
 //     by uid, and as root the sandbox uid maps to host root);
+//   - chmod-like calls and creating opens whose mode has setuid or setgid
+//     bits fail with EPERM; openat2 (whose mode seccomp cannot see) fails
+//     with ENOSYS, so libc falls back to openat;
 //   - under NetworkOpen, listen fails with EPERM: no inbound listeners;
 //   - everything else is allowed.
 func filter(n Network) []unix.SockFilter {
-	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-	jeq := func(k uint32, jt, jf uint8) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: jt, Jf: jf, K: k}
+	var a asm
+	a.load(offArch)
+	a.jump(unix.BPF_JEQ, auditArch, "", "kill")
+	a.load(offNr)
+	if x32 {
+		a.jump(unix.BPF_JGE, 0x40000000, "kill", "")
 	}
-	eperm := unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	denied := []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY}
 	if n == NetworkOpen {
 		denied = append(denied, unix.SYS_LISTEN)
 	}
-	var prog []unix.SockFilter
-	// Architecture check.
-	prog = append(prog,
-		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch),
-		jeq(auditArch, 1, 0),
-		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_KILL_PROCESS),
-		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offNr),
-	)
-	prog = append(prog, archGuard()...)
-	// Denied syscalls: each jumps to the EPERM return at the end.
-	// Layout after this block: [socket check (2)] [socket arg check (3)]
-	// [allow] [eperm].
-	for i, nr := range denied {
-		// Instructions remaining after this one in the denied block, plus
-		// the socket block (1 jeq + 1 ld + 1 jeq + 1 allow) = distance to eperm.
-		rest := len(denied) - 1 - i
-		prog = append(prog, jeq(nr, uint8(rest+4), 0))
+	for _, nr := range denied {
+		a.jump(unix.BPF_JEQ, nr, "eperm", "")
 	}
-	prog = append(prog,
-		jeq(unix.SYS_SOCKET, 0, 2), // not socket: jump to allow
-		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArg0),
-		jeq(unix.AF_UNIX, 1, 0),
-		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
-		stmt(unix.BPF_RET|unix.BPF_K, eperm),
-	)
+	a.jump(unix.BPF_JEQ, unix.SYS_OPENAT2, "enosys", "")
+	for i, c := range modeSyscalls() {
+		a.jump(unix.BPF_JEQ, c.nr, fmt.Sprintf("mode%d", i), "")
+	}
+	a.jump(unix.BPF_JEQ, unix.SYS_SOCKET, "", "allow")
+	a.load(offArg(0))
+	a.jump(unix.BPF_JEQ, unix.AF_UNIX, "eperm", "allow")
+	for i, c := range modeSyscalls() {
+		a.label(fmt.Sprintf("mode%d", i))
+		if c.flagsArg >= 0 {
+			a.load(offArg(c.flagsArg))
+			a.jump(unix.BPF_JSET, createBits, "", "allow")
+		}
+		a.load(offArg(c.modeArg))
+		a.jump(unix.BPF_JSET, setIDBits, "eperm", "allow")
+	}
+	a.label("allow")
+	a.ret(unix.SECCOMP_RET_ALLOW)
+	a.label("eperm")
+	a.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	a.label("enosys")
+	a.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
+	a.label("kill")
+	a.ret(unix.SECCOMP_RET_KILL_PROCESS)
+	prog, err := a.assemble()
+	if err != nil {
+		panic(err) // the program is fixed; a failure is a programming error
+	}
 	return prog
+}
+
+// modeSyscall is a syscall that sets a file mode: the mode's argument
+// index, and the flags' index for opens (-1 when it always applies).
+type modeSyscall struct {
+	nr                uint32
+	modeArg, flagsArg int
 }
 
 // encode serializes a program as the array of struct sock_filter that

@@ -6,5 +6,12 @@ import "golang.org/x/sys/unix"
 
 const auditArch = unix.AUDIT_ARCH_AARCH64
 
-// archGuard is empty on arm64: it has one syscall table.
-func archGuard() []unix.SockFilter { return nil }
+// x32: arm64 has one syscall table.
+const x32 = false
+
+func modeSyscalls() []modeSyscall {
+	return []modeSyscall{
+		{unix.SYS_FCHMOD, 1, -1}, {unix.SYS_FCHMODAT, 2, -1}, {unix.SYS_FCHMODAT2, 2, -1},
+		{unix.SYS_MKNODAT, 2, -1}, {unix.SYS_OPENAT, 3, 2},
+	}
+}
