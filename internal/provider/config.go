@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"time"
 )
 
 // The environment variables adapters read. Keys come from here only.
@@ -35,6 +36,9 @@ type Config struct {
 	Models []ModelInfo
 	// MaxOutputTokens is the default output cap (Anthropic 64000).
 	MaxOutputTokens int64
+	// IdleTimeout abandons (and retries) an attempt whose stream sends
+	// nothing for this long: 0 means DefaultIdleTimeout, negative never.
+	IdleTimeout time.Duration
 }
 
 // Env returns the value of the environment variable name through

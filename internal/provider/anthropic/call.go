@@ -99,12 +99,15 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
 		}
 		acc := newAccumulator(req.OnDelta)
+		actx, wd, cancel := provider.StartWatchdog(ctx, a.cfg.IdleTimeout)
+		defer cancel()
 		// params still go to the SDK for the headers they carry (betas);
 		// the body sent is ours.
 		opts := append([]option.RequestOption{attemptOption(n), option.WithRequestBody("application/json", body)}, keyOpts...)
-		stream := a.client.Beta.Messages.NewStreaming(ctx, params, opts...)
+		stream := a.client.Beta.Messages.NewStreaming(actx, params, opts...)
 		defer stream.Close()
 		for stream.Next() {
+			wd.Kick()
 			ev := stream.Current()
 			acc.add(&ev)
 			streamed = streamed || acc.emitted
@@ -112,6 +115,9 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if err := stream.Err(); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if werr := wd.Err(provider.Anthropic); werr != nil {
+				return werr
 			}
 			return a.mapError(err)
 		}

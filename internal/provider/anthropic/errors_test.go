@@ -173,3 +173,18 @@ func TestScriptedModelNeedsNoKey(t *testing.T) {
 		t.Fatalf("resp = %+v, err = %v", resp, err)
 	}
 }
+
+// TestStalledStreamIsAbandonedAndRetried: a stream that goes silent is cut
+// by the idle watchdog and retried; the final error says why.
+func TestStalledStreamIsAbandonedAndRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "name: s\nturns: [{text: partial, stall: true}]\n", func(c *provider.Config) {
+		c.IdleTimeout = 100 * time.Millisecond
+		c.Retry.MaxAttempts = 2
+	})
+	_, err := b.a.Call(context.Background(), provider.Request{Model: "script:s", Transcript: b.a.InitTranscript("x")})
+	var pe *provider.ProviderError
+	if !errors.As(err, &pe) || pe.Code != "stream_idle" || !pe.Retryable || pe.Attempts != 2 {
+		t.Fatalf("err = %v", err)
+	}
+}

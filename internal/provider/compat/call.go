@@ -88,7 +88,9 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if streamed && req.OnDelta != nil {
 			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
 		}
-		stream := a.client.Chat.Completions.NewStreaming(ctx, params, openai.AttemptOption(n), option.WithRequestBody("application/json", body))
+		actx, wd, cancel := provider.StartWatchdog(ctx, a.cfg.IdleTimeout)
+		defer cancel()
+		stream := a.client.Chat.Completions.NewStreaming(actx, params, openai.AttemptOption(n), option.WithRequestBody("application/json", body))
 		defer stream.Close()
 		var (
 			text, thinking, refusal strings.Builder
@@ -97,6 +99,7 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 			usage                   provider.Usage
 		)
 		for stream.Next() {
+			wd.Kick()
 			ch := stream.Current()
 			if ch.Model != "" {
 				model = ch.Model
@@ -144,6 +147,9 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if err := stream.Err(); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if werr := wd.Err(provider.Compat); werr != nil {
+				return werr
 			}
 			return openai.MapError(provider.Compat, err, a.key)
 		}

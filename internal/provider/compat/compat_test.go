@@ -272,3 +272,16 @@ func TestListModels(t *testing.T) {
 		t.Errorf("models = %+v", ms)
 	}
 }
+
+func TestStalledStreamIsAbandonedAndRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t, toolScript, func(c *provider.Config) {
+		c.IdleTimeout = 100 * time.Millisecond
+		c.Retry.MaxAttempts = 2
+	})
+	_, err := b.a.Call(context.Background(), provider.Request{Model: "script:stall", Transcript: b.a.InitTranscript("x")})
+	var pe *provider.ProviderError
+	if !errors.As(err, &pe) || pe.Code != "stream_idle" || !pe.Retryable || pe.Attempts != 2 {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -91,11 +91,14 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if streamed && req.OnDelta != nil {
 			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
 		}
+		actx, wd, cancel := provider.StartWatchdog(ctx, a.cfg.IdleTimeout)
+		defer cancel()
 		opts := append([]option.RequestOption{AttemptOption(n), option.WithRequestBody("application/json", body)}, keyOpts...)
-		stream := a.client.Responses.NewStreaming(ctx, params, opts...)
+		stream := a.client.Responses.NewStreaming(actx, params, opts...)
 		defer stream.Close()
 		var final json.RawMessage
 		for stream.Next() {
+			wd.Kick()
 			ev := stream.Current()
 			switch ev.Type {
 			case "response.output_text.delta":
@@ -112,6 +115,9 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		if err := stream.Err(); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if werr := wd.Err(provider.OpenAI); werr != nil {
+				return werr
 			}
 			return MapError(provider.OpenAI, err, a.key)
 		}
