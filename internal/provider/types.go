@@ -82,9 +82,17 @@ type Block struct {
 	Name  string          `json:"name,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
 	// Truncated marks a tool_use block whose input was cut off by the output
-	// token limit. Its Input is the partial text and it must not be executed;
-	// it is left out of the native transcript entry.
+	// token limit. Its Input is the partial text as a JSON string (so that
+	// the response still encodes); it must not be executed, and it is left
+	// out of the native transcript entry.
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// TruncatedToolUse returns the block for a tool call whose input was cut
+// off: Input holds the partial text as a JSON string.
+func TruncatedToolUse(id, name, partial string) Block {
+	s, _ := json.Marshal(partial) // a string always encodes
+	return Block{Type: BlockToolUse, ID: id, Name: name, Input: s, Truncated: true}
 }
 
 // StopReason says why the model stopped, in aos's vocabulary.

@@ -151,8 +151,7 @@ func (a *accumulator) response(reqModel string) (*provider.Response, error) {
 			if !json.Valid([]byte(in)) {
 				// Cut off by max_tokens: reported, never executed, and left
 				// out of the transcript (it has no valid input to replay).
-				r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: b.id, Name: b.name,
-					Input: json.RawMessage(in), Truncated: true})
+				r.Blocks = append(r.Blocks, provider.TruncatedToolUse(b.id, b.name, in))
 				continue
 			}
 			r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: b.id, Name: b.name, Input: json.RawMessage(in)})

@@ -192,6 +192,14 @@ turns:
 	if n := len(resp.ToolCalls()); n != 1 {
 		t.Errorf("executable calls = %d", n)
 	}
+	// The response is a step result: it must encode even with a cut input.
+	if _, err := json.Marshal(resp); err != nil {
+		t.Errorf("response with a truncated call does not encode: %v", err)
+	}
+	var partial string
+	if err := json.Unmarshal(resp.Blocks[1].Input, &partial); err != nil || !strings.HasPrefix(partial, `{"command":"go test`) {
+		t.Errorf("partial input = %s (%v)", resp.Blocks[1].Input, err)
+	}
 	if bytes.Contains(resp.Native, []byte(`"shell"`)) {
 		t.Errorf("truncated call kept in native: %s", resp.Native)
 	}

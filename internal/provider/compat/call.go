@@ -196,7 +196,7 @@ func build(model, finish, text, thinking, refusal string, calls []*callAcc, usag
 			args = "{}"
 		}
 		if !json.Valid([]byte(args)) {
-			r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: c.id, Name: c.name, Input: json.RawMessage(args), Truncated: true})
+			r.Blocks = append(r.Blocks, provider.TruncatedToolUse(c.id, c.name, args))
 			continue
 		}
 		r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: c.id, Name: c.name, Input: json.RawMessage(args)})

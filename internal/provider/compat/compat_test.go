@@ -131,6 +131,9 @@ func TestRefusalTruncationAndPrice(t *testing.T) {
 	if strings.Contains(string(resp.Native), "tool_calls") {
 		t.Errorf("truncated call in native: %s", resp.Native)
 	}
+	if _, err := json.Marshal(resp); err != nil {
+		t.Errorf("response with a truncated call does not encode: %v", err)
+	}
 	u := provider.Usage{InputTokens: 2_000_000, OutputTokens: 1_000_000}
 	if got := b.a.Price("script:priced", u); got != 2.5 {
 		t.Errorf("configured price = %v", got)

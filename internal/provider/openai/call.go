@@ -263,8 +263,7 @@ func (a *Adapter) response(model string, raw json.RawMessage) (*provider.Respons
 				args = "{}"
 			}
 			if !json.Valid([]byte(args)) {
-				r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: it.CallID, Name: it.Name,
-					Input: json.RawMessage(args), Truncated: true})
+				r.Blocks = append(r.Blocks, provider.TruncatedToolUse(it.CallID, it.Name, args))
 				continue // never replayed: it has no output and no valid input
 			}
 			r.Blocks = append(r.Blocks, provider.Block{Type: provider.BlockToolUse, ID: it.CallID, Name: it.Name, Input: json.RawMessage(args)})

@@ -133,6 +133,9 @@ scripts:
 	if bytes.Contains(resp.Native, []byte("make everything")) || bytes.Contains(resp.Native, []byte(`"shell"`)) {
 		t.Errorf("truncated call in native: %s", resp.Native)
 	}
+	if _, err := json.Marshal(resp); err != nil {
+		t.Errorf("response with a truncated call does not encode: %v", err)
+	}
 }
 
 func TestErrorMapping(t *testing.T) {
