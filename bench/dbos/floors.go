@@ -64,6 +64,9 @@ func sqliteFloor(ctx context.Context, dir, synchronous string, d time.Duration) 
 	}
 	q.Set("_txlock", "immediate")
 	path := filepath.Join(dir, "floor-"+synchronous+".db")
+	_ = os.Remove(path) // a fresh file each round
+	_ = os.Remove(path + "-wal")
+	_ = os.Remove(path + "-shm")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return 0, err

@@ -216,8 +216,25 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			return fmt.Errorf("%s: warm-up: %w", e.name, err)
 		}
 	}
+	floorRounds := map[string][]time.Duration{}
 	for r := range c.rounds {
 		fmt.Fprintf(os.Stderr, "round %d/%d\n", r+1, c.rounds)
+		for _, lvl := range slices.Compact([]string{c.sqlSync, "NORMAL"}) {
+			f, err := sqliteFloor(ctx, dir, lvl, time.Second)
+			if err != nil {
+				return err
+			}
+			k := "sqlite commit (WAL, " + lvl + ")"
+			floorRounds[k] = append(floorRounds[k], f)
+		}
+		if aosPG != "" {
+			f, err := pgbenchFloor(ctx, c.pgbench, aosPG, 2*time.Second)
+			if err != nil {
+				return err
+			}
+			k := "postgres single-row insert (pgbench -c1)"
+			floorRounds[k] = append(floorRounds[k], f)
+		}
 		for _, e := range entries {
 			if err := resize(e, 1); err != nil {
 				return err
@@ -255,19 +272,8 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 	}
 
 	floors := map[string]time.Duration{}
-	for _, lvl := range slices.Compact([]string{c.sqlSync, "NORMAL"}) {
-		f, err := sqliteFloor(ctx, dir, lvl, 2*time.Second)
-		if err != nil {
-			return err
-		}
-		floors["sqlite commit (WAL, "+lvl+")"] = f
-	}
-	if aosPG != "" {
-		f, err := pgbenchFloor(ctx, c.pgbench, aosPG, 3*time.Second)
-		if err != nil {
-			return err
-		}
-		floors["postgres single-row insert (pgbench -c1)"] = f
+	for k, v := range floorRounds {
+		floors[k] = medianDur(v)
 	}
 	report(w, c, entries, floors)
 	return nil
