@@ -140,8 +140,15 @@ func runChild(role string) int {
 		return 2
 	}
 	defer st.Close()
-	opts := kernel.Options{DataDir: os.Getenv("AOS_TEST_DIR"), Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond,
+	// Leases are long, so that a slow heartbeat under -race on a loaded
+	// machine never expires one by accident. A resuming child instead runs
+	// with its clock AOS_TEST_CLOCK_OFFSET ahead, so the killed child's
+	// lease is already past: the expiry is simulated, not waited for.
+	opts := kernel.Options{DataDir: os.Getenv("AOS_TEST_DIR"), Lease: 10 * time.Second, Heartbeat: 100 * time.Millisecond,
 		CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond}
+	if off, err := time.ParseDuration(os.Getenv("AOS_TEST_CLOCK_OFFSET")); err == nil {
+		opts.Now = func() time.Time { return time.Now().Add(off) }
+	}
 	if kill := os.Getenv("AOS_TEST_KILL"); kill != "" {
 		var seq int
 		var at string
@@ -263,10 +270,11 @@ func killedBySignal(err error) bool {
 }
 
 type chaosRun struct {
-	b   *bundle
-	dir string
-	rid string
-	env []string
+	b       *bundle
+	dir     string
+	rid     string
+	env     []string
+	resumes int // each resuming child's clock runs a minute further ahead
 }
 
 func newChaosRun(t *testing.T, db storetest.DB) *chaosRun {
@@ -280,9 +288,12 @@ func newChaosRun(t *testing.T, db storetest.DB) *chaosRun {
 }
 
 func (c *chaosRun) child(t *testing.T, kill string) error {
-	env := c.env
+	env := append([]string(nil), c.env...)
 	if kill != "" {
 		env = append(env, "AOS_TEST_KILL="+kill)
+	} else {
+		c.resumes++
+		env = append(env, fmt.Sprintf("AOS_TEST_CLOCK_OFFSET=%ds", 60*c.resumes))
 	}
 	return startChild(t, "chaos", env...).wait(t, 60*time.Second)
 }
