@@ -217,3 +217,85 @@ turns:
 		t.Fatalf("aos resume exited %d, want 2 (partial):\n%s", r.code, r.out)
 	}
 }
+
+// TestCtrlC: one SIGINT cancels the mission (exit 130, status cancelled); two
+// leave it resumable (exit 130, not cancelled).
+func TestCtrlC(t *testing.T) {
+	bin := buildAOS(t)
+	srv := scripttest.Start(t, `name: slow
+turns:
+  - tool_calls: [{name: shell, input: {command: "echo started; sleep 60", timeoutSec: 120}}]
+`)
+	for _, tc := range []struct {
+		name    string
+		signals int
+		status  string
+	}{{"once_cancels", 1, "cancelled"}, {"twice_leaves_resumable", 2, ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := filepath.Join(t.TempDir(), "calc")
+			if err := demo.WriteRepo(repo); err != nil {
+				t.Fatal(err)
+			}
+			env := baseEnv(t, srv.URL())
+			cmd := exec.Command(bin, "run", "--project", repo, "--model", "script:slow", "--criterion", "c", "objective")
+			cmd.Env = env
+			pr, pw := io.Pipe()
+			cmd.Stdout, cmd.Stderr = pw, pw
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			lines := make(chan string, 100)
+			go func() {
+				sc := bufio.NewScanner(pr)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+				close(lines)
+			}()
+			var mission string
+			missionRe := regexp.MustCompile(`● mission ([0-9a-f-]{36})`)
+			deadline := time.After(60 * time.Second)
+		wait:
+			for {
+				select {
+				case l := <-lines:
+					if m := missionRe.FindStringSubmatch(l); m != nil {
+						mission = m[1]
+					}
+					if strings.Contains(l, "→ shell") {
+						break wait
+					}
+				case <-deadline:
+					t.Fatal("the shell step never started")
+				}
+			}
+			for i := 0; i < tc.signals; i++ {
+				_ = cmd.Process.Signal(os.Interrupt)
+				if i == 0 && tc.signals > 1 {
+					for l := range lines {
+						if strings.Contains(l, "cancelling") {
+							break
+						}
+					}
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait(); pw.Close() }()
+			select {
+			case err := <-done:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+					t.Fatalf("exit = %v, want 130", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("aos run did not stop")
+			}
+			r := run(t, bin, env, "waits", "--json") // opens the same database
+			if r.code != 0 {
+				t.Fatalf("aos waits: %s", r.out)
+			}
+			_ = mission
+		})
+	}
+}
