@@ -26,6 +26,7 @@ type exitError struct {
 	msg  string
 }
 
+// Error is the one-line reason printed on exit.
 func (e *exitError) Error() string { return e.msg }
 
 // ExitCode is the process exit code.

@@ -326,28 +326,34 @@ func (t Turn) validate() error {
 	return nil
 }
 
-// jsonable converts YAML-decoded maps (map[string]any already, in yaml.v3)
-// recursively so json.Marshal accepts them; nil becomes an empty object.
+// jsonable converts a tool call's YAML-decoded input so json.Marshal
+// accepts it: a missing input becomes an empty object, while a null inside
+// it stays null (strict tool schemas send optional fields as null).
 func jsonable(v any) any {
-	switch x := v.(type) {
-	case nil:
+	if v == nil {
 		return map[string]any{}
+	}
+	return jsonValue(v)
+}
+
+func jsonValue(v any) any {
+	switch x := v.(type) {
 	case map[any]any:
 		m := make(map[string]any, len(x))
 		for k, val := range x {
-			m[fmt.Sprint(k)] = jsonable(val)
+			m[fmt.Sprint(k)] = jsonValue(val)
 		}
 		return m
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, val := range x {
-			m[k] = jsonable(val)
+			m[k] = jsonValue(val)
 		}
 		return m
 	case []any:
 		out := make([]any, len(x))
 		for i, val := range x {
-			out[i] = jsonable(val)
+			out[i] = jsonValue(val)
 		}
 		return out
 	}
