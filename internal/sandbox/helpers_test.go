@@ -110,3 +110,16 @@ func processesWith(marker string) []string {
 }
 
 func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
+
+// commandsStarting lists host pids whose command line starts with prefix.
+func commandsStarting(prefix string) []string {
+	var pids []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(string(b), prefix) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,4 +169,23 @@ func TestFailClosed(t *testing.T) {
 			t.Logf("error: %v", err)
 		})
 	}
+}
+
+// TestWorkerDeathKillsJob: when the worker is SIGKILLed, its sandboxed
+// command dies too.
+func TestWorkerDeathKillsJob(t *testing.T) {
+	t.Parallel()
+	marker := fmt.Sprintf("3%d", time.Now().UnixNano()%100000)
+	worker := exec.Command(os.Args[0], "helper", "run-sleep", marker)
+	worker.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
+	waitFor(t, 20*time.Second, "sandboxed sleep to start", func() bool { return len(commandsStarting("sleep\x00"+marker)) > 0 })
+	if err := worker.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = worker.Wait()
+	waitFor(t, 5*time.Second, "sleep to die with its worker", func() bool { return len(commandsStarting("sleep\x00"+marker)) == 0 })
 }

@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -44,6 +45,16 @@ func helper(args []string) int {
 			return 1
 		}
 		_ = f.Close()
+		return 0
+	case "run-sleep": // a "worker" that runs a sandboxed sleep until killed
+		ws, _ := os.MkdirTemp("", "aos-ws-")
+		sb, err := sandbox.New(sandbox.Config{})
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		out, err := sb.Run(context.Background(), sandbox.Spec{Command: "sleep " + args[1], Workspace: ws})
+		fmt.Println(out, err)
 		return 0
 	case "setxattr":
 		err := unix.Setxattr(args[1], "user.x", []byte("1"), 0)

@@ -101,6 +101,8 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	cmd.Env = []string{} // bwrap itself gets nothing of ours either
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{sec, statusW}
+	// No Pdeathsig needed: bwrap's --die-with-parent already kills the
+	// whole job when the worker dies (TestWorkerDeathKillsJob).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	_ = outW.Close()
