@@ -116,6 +116,10 @@ func TestSymlinkedWritableRootRefused(t *testing.T) {
 	if err := os.Symlink(st.workspace, link); err != nil {
 		t.Fatal(err)
 	}
+	insideSSH := filepath.Join(st.home, ".ssh", "project")
+	if err := os.MkdirAll(insideSSH, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, spec := range []sandbox.Spec{
 		{Command: "true", Workspace: link},
 		{Command: "true", Workspace: "relative/path"},
@@ -123,6 +127,8 @@ func TestSymlinkedWritableRootRefused(t *testing.T) {
 		{Command: "true", Workspace: st.workspace, Network: "lan"},
 		{Command: "true", Workspace: st.workspace, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}},
 		{Command: "true", Workspace: filepath.Join(st.home, ".ssh")},
+		{Command: "true", Workspace: insideSSH}, // inside a protected dir: its cover would hide it
+		{Command: "true", Workspace: st.home},   // a protected dir inside the workspace
 	} {
 		_, err := st.sb.Run(t.Context(), spec)
 		var se *sandbox.SpecError

@@ -93,8 +93,15 @@ func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
 	}
 	for _, c := range p.covers {
 		for _, root := range []string{p.workspace, p.tmp, p.home} {
-			if within(root, c.path) {
+			// A root inside a protected path would be hidden by its cover
+			// (bwrap then cannot even chdir); a protected path inside a
+			// root would be hidden from the shell but not from the file
+			// tools. Both are refused.
+			if within(c.path, root) {
 				return fail(&SpecError{Field: "workspace", Reason: fmt.Sprintf("writable root %s lies inside protected path %s", root, c.path)})
+			}
+			if within(root, c.path) {
+				return fail(&SpecError{Field: "workspace", Reason: fmt.Sprintf("protected path %s lies inside writable root %s", c.path, root)})
 			}
 		}
 	}
