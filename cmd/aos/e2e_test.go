@@ -299,3 +299,22 @@ turns:
 		})
 	}
 }
+
+// TestDoctor: all checks pass on this machine, and a key is reported as
+// present, never printed.
+func TestDoctor(t *testing.T) {
+	bin := buildAOS(t)
+	secret := "sk-ant-doctor-secret-value"
+	r := run(t, bin, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + t.TempDir(), "ANTHROPIC_API_KEY=" + secret}, "doctor")
+	if r.code != 0 || !strings.Contains(r.out, "sandbox probe") || !strings.Contains(r.out, "ANTHROPIC_API_KEY      set") {
+		t.Fatalf("aos doctor exited %d:\n%s", r.code, r.out)
+	}
+	if strings.Contains(r.out, secret) {
+		t.Fatal("aos doctor printed the key")
+	}
+	// With bwrap hidden from PATH the probe fails closed, and doctor says so.
+	r = run(t, bin, []string{"PATH=/nonexistent", "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + t.TempDir()}, "doctor")
+	if r.code == 0 || !strings.Contains(r.out, "FAIL sandbox") {
+		t.Fatalf("doctor without bwrap exited %d:\n%s", r.code, r.out)
+	}
+}

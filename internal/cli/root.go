@@ -36,6 +36,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newResumeCmd(version),
 		newDemoCmd(version),
 		newWaitsCmd(),
+		newDoctorCmd(),
 		newResolveCmd("approve"),
 		newResolveCmd("deny"),
 		newResolveCmd("answer"),

@@ -9,8 +9,6 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
@@ -85,7 +83,7 @@ func (s *session) close() { _ = s.st.Close() }
 // drive runs the mission's worker and its timeline until the mission ends.
 // The first Ctrl-C cancels the mission; a second leaves it resumable.
 func (s *session) drive(ctx context.Context, missionID string) error {
-	sb, err := sandbox.New(sandbox.Config{DataDir: s.cfg.DataDir})
+	sb, err := sandbox.New(sandbox.ConfigFromEnv(s.cfg.DataDir))
 	if err != nil {
 		return err
 	}
@@ -145,11 +143,4 @@ func (s *session) finish(ctx context.Context, missionID string) error {
 		return &exitError{code: code, msg: "mission " + missionID + " ended " + m.Status}
 	}
 	return nil
-}
-
-// isTTY reports whether f is a terminal (not merely a character device:
-// /dev/null is one too).
-func isTTY(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

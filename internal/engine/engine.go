@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/policy"
 	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/tool"
 )
 
@@ -34,6 +36,9 @@ type Deps struct {
 	// not read.
 	DataDir       string
 	ExtraDenyRead []string
+	// RunDirBase holds each run's TMPDIR and HOME (aos-run-<id>); empty
+	// means the system temp dir. It must lie outside DataDir.
+	RunDirBase string
 	// ContextWindow is the context window assumed for models whose window
 	// is unknown (200 000 by default).
 	ContextWindow int64
@@ -230,8 +235,12 @@ func (l *loop) note(text string) {
 	l.transcript = l.a.AppendOperatorNote(l.transcript, l.in.Model, text)
 }
 
-// end builds the run's result envelope.
+// end builds the run's result envelope and removes the run's TMPDIR and
+// HOME.
 func (l *loop) end(status, summary string, evidence, questions []string) (kernel.Result, bool, error) {
+	if dirs, err := sandbox.RunDirs(l.d.RunDirBase, l.rc.RunID()); err == nil {
+		_ = os.RemoveAll(dirs.Root)
+	}
 	u := l.rc.Usage()
 	body, err := json.Marshal(Outcome{Summary: summary, Evidence: evidence, OpenQuestions: questions, Criteria: l.criteria, Turns: u.Turns, SpentUSD: u.CostUSD})
 	if err != nil {

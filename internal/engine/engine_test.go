@@ -232,6 +232,9 @@ func TestDemoMissionFixesTheBug(t *testing.T) {
 		if log := e.git("log", "-1", "--format=%s%n%b"); !strings.Contains(log, "Fix add()") {
 			t.Errorf("last commit = %q", log)
 		}
+		if _, err := os.Stat(filepath.Join(os.TempDir(), "aos-run-"+rid)); !os.IsNotExist(err) {
+			t.Errorf("the run's TMPDIR/HOME were not removed at its end: %v", err)
+		}
 		if e.git("rev-list", "--count", "main") != "1" {
 			t.Errorf("main moved; the mission must work on its own branch")
 		}

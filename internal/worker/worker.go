@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	if err := SeedPrices(ctx, st, time.Now().UnixMilli()); err != nil {
 		return err
 	}
-	sb, err := sandbox.New(sandbox.Config{DataDir: cfg.DataDir})
+	sb, err := sandbox.New(sandbox.ConfigFromEnv(cfg.DataDir))
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
