@@ -187,7 +187,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			// transaction-scoped advisory lock that keeps event ids in
 			// commit order, or without a NOTIFY per event, to show what
 			// each costs. Each gets its own database.
-			for _, v := range []struct {
+			for i, v := range []struct {
 				name  string
 				tweak func(*sqlstore.Dialect)
 			}{
@@ -199,7 +199,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 					return err
 				}
 				dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-				s, err := openAOS(ctx, u, filepath.Join(dir, "aos-"+u[len(u)-6:]), maxConc, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
+				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
 				if err := add(v.name, s, err); err != nil {
 					return err
 				}
