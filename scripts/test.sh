@@ -9,7 +9,7 @@ if [ -z "${AOS_TEST_POSTGRES_URL:-}" ]; then
   chmod 755 "$dir"
   trap 'scripts/pgcluster.sh stop "$dir"; rm -rf "$dir"' EXIT
   AOS_TEST_POSTGRES_URL=$(scripts/pgcluster.sh start "$dir")
-  export AOS_TEST_POSTGRES_URL AOS_TEST_POSTGRES_DIR="$dir"
+  export AOS_TEST_POSTGRES_URL
 fi
 # Race detector on the durable core; the rest without it (the sandbox and
 # provider suites spawn many processes and run long under -race).

@@ -310,7 +310,7 @@ func shellCommand(input json.RawMessage) string {
 
 func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
 	spec := kernel.StepSpec{Kind: "tool_call", Name: p.block.Name, Effect: kernel.Effect(p.t.Effect(p.block.Input)),
-		Request: map[string]any{"name": p.block.Name, "input": p.block.Input, "callId": p.block.ID}}
+		Request: map[string]any{"name": p.block.Name, "input": p.block.Input, "callId": p.block.ID}, Announce: true}
 	if r, ok := p.t.(tool.Reconciler); ok {
 		spec.Reconcile = func(ctx context.Context, _ json.RawMessage, key string) (kernel.ReconcileOutcome, error) {
 			rec, err := r.Reconcile(ctx, l.toolContext(key), p.block.Input)

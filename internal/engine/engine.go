@@ -192,7 +192,7 @@ func (l *loop) callModel() (modelResult, error) {
 	}
 	req := map[string]any{"model": l.in.Model, "effort": l.in.Effort, "turn": l.turn, "transcriptSha256": hex.EncodeToString(sum.Sum(nil)), "toolNames": l.toolNames}
 	var out modelResult
-	res, err := l.rc.Step(kernel.StepSpec{Kind: "model_call", Name: "model", Effect: kernel.EffectModelCall, Request: req},
+	res, err := l.rc.Step(kernel.StepSpec{Kind: "model_call", Name: "model", Effect: kernel.EffectModelCall, Request: req, Announce: true},
 		func(ctx context.Context, _ string) (kernel.Outcome, error) {
 			turn := l.turn
 			l.rc.EmitTransient("model.delta", map[string]any{"reset": true, "turn": turn})

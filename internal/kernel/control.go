@@ -109,7 +109,7 @@ func (k *Kernel) ResolveWait(ctx context.Context, waitID string, resolution any,
 	if err != nil {
 		return ResolveResult{}, fmt.Errorf("resolve wait: %w", err)
 	}
-	k.ring()
+	k.ringWork(ctx)
 	return out, nil
 }
 
@@ -159,7 +159,7 @@ func (k *Kernel) ExpireWaits(ctx context.Context) (int, error) {
 		n++
 	}
 	if n > 0 {
-		k.ring()
+		k.ringWork(ctx)
 	}
 	return n, nil
 }

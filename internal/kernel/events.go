@@ -63,12 +63,12 @@ func (k *Kernel) SubscribeTransient(ctx context.Context) <-chan TransientEvent {
 func (k *Kernel) ListenEvents(ctx context.Context, cursor int64, missionID string, fn func(store.Event) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	door, err := k.st.Doorbell(ctx)
+	door, err := k.st.Doorbell(ctx, store.ChannelEvents)
 	if err != nil {
 		return fmt.Errorf("listen events: %w", err)
 	}
 	for {
-		bell := k.bellChan()
+		bell := k.eventBellChan()
 		for {
 			evs, err := k.st.ListEvents(ctx, store.ListEventsParams{After: cursor, MissionID: missionID, Limit: 500})
 			if err != nil && !k.st.IsTransient(err) {

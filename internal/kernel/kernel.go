@@ -17,8 +17,9 @@ type Kernel struct {
 	st   store.Store
 	opts Options
 
-	bellMu sync.Mutex
-	bell   chan struct{} // closed and replaced to wake local waiters; guarded by bellMu
+	bellMu    sync.Mutex
+	eventBell chan struct{} // closed and replaced on new events; guarded by bellMu
+	workBell  chan struct{} // closed and replaced when a run becomes claimable; guarded by bellMu
 
 	transient *hub
 }
@@ -26,7 +27,7 @@ type Kernel struct {
 // New returns a kernel over st, which must be migrated.
 func New(st store.Store, opts Options) *Kernel {
 	opts.defaults()
-	return &Kernel{st: st, opts: opts, bell: make(chan struct{}), transient: newHub()}
+	return &Kernel{st: st, opts: opts, eventBell: make(chan struct{}), workBell: make(chan struct{}), transient: newHub()}
 }
 
 // Store returns the kernel's store.
@@ -34,18 +35,40 @@ func (k *Kernel) Store() store.Store { return k.st }
 
 func (k *Kernel) now() int64 { return k.opts.Now().UnixMilli() }
 
-// ring wakes local waiters (idle workers, event listeners) after a commit.
+// ring wakes this process's event listeners after a commit that inserted
+// events. (Other processes hear of them through the store's doorbell.)
 func (k *Kernel) ring() {
 	k.bellMu.Lock()
-	close(k.bell)
-	k.bell = make(chan struct{})
+	close(k.eventBell)
+	k.eventBell = make(chan struct{})
 	k.bellMu.Unlock()
 }
 
-func (k *Kernel) bellChan() <-chan struct{} {
+// ringWork wakes idle workers, here and in other processes, after a commit
+// that made a run claimable, and event listeners too. Step commits do not
+// ring it, so they do not send idle workers claiming.
+func (k *Kernel) ringWork(ctx context.Context) {
+	k.bellMu.Lock()
+	close(k.eventBell)
+	k.eventBell = make(chan struct{})
+	close(k.workBell)
+	k.workBell = make(chan struct{})
+	k.bellMu.Unlock()
+	if err := k.st.Notify(context.WithoutCancel(ctx), store.ChannelWork, ""); err != nil {
+		k.opts.Logger.Warn("notify workers failed; they will poll", "err", err.Error())
+	}
+}
+
+func (k *Kernel) eventBellChan() <-chan struct{} {
 	k.bellMu.Lock()
 	defer k.bellMu.Unlock()
-	return k.bell
+	return k.eventBell
+}
+
+func (k *Kernel) workBellChan() <-chan struct{} {
+	k.bellMu.Lock()
+	defer k.bellMu.Unlock()
+	return k.workBell
 }
 
 // newID returns a random UUID v4.
@@ -152,7 +175,7 @@ func (k *Kernel) CreateMission(ctx context.Context, s MissionSpec) (missionID, r
 	if err != nil {
 		return "", "", fmt.Errorf("create mission: %w", err)
 	}
-	k.ring()
+	k.ringWork(ctx)
 	return missionID, rootRunID, nil
 }
 
@@ -205,7 +228,7 @@ func (k *Kernel) CreateRun(ctx context.Context, parentRunID string, s RunSpec) (
 	if err != nil {
 		return "", fmt.Errorf("create run: %w", err)
 	}
-	k.ring()
+	k.ringWork(ctx)
 	return id, nil
 }
 

@@ -91,11 +91,18 @@ func (rc *runCtx) step(seq int, spec StepSpec, exec ExecFunc, fresh func(seq int
 		}
 	}
 	rc.hook(func(h *Hooks) func(string, int) { return h.BeforeIntent }, seq)
+	if !spec.needsIntent() {
+		// No intent row: re-executing this step after a crash is harmless
+		// (pure, read, model_call, idempotent_write), so only its result
+		// is written, in one transaction.
+		rc.hook(func(h *Hooks) func(string, int) { return h.AfterIntent }, seq)
+		return rc.execute(seq, spec, reqJSON, exec, &store.Step{RequestHash: hash, Request: reqJSON})
+	}
 	if err := rc.intent(seq, spec, reqJSON, hash); err != nil {
 		return nil, err
 	}
 	rc.hook(func(h *Hooks) func(string, int) { return h.AfterIntent }, seq)
-	return rc.execute(seq, spec, reqJSON, exec)
+	return rc.execute(seq, spec, reqJSON, exec, nil)
 }
 
 func stepErrorFrom(runID string, rec store.Step) error {
@@ -160,8 +167,9 @@ func stepEventPayload(s store.Step, bodyKey string, body []byte) map[string]any 
 	return p
 }
 
-// execute runs exec and records its outcome.
-func (rc *runCtx) execute(seq int, spec StepSpec, reqJSON []byte, exec ExecFunc) (json.RawMessage, error) {
+// execute runs exec and records its outcome. fresh, when set, means no
+// intent row exists: the outcome is inserted instead of updating it.
+func (rc *runCtx) execute(seq int, spec StepSpec, reqJSON []byte, exec ExecFunc, fresh *store.Step) (json.RawMessage, error) {
 	out, execErr := exec(rc.ctx, rc.idemKey(seq))
 	if c := rc.ctxErr(); c != nil {
 		// Interrupted by cancel, shutdown or a lost lease: the step stays
@@ -170,27 +178,27 @@ func (rc *runCtx) execute(seq int, spec StepSpec, reqJSON []byte, exec ExecFunc)
 	}
 	rc.hook(func(h *Hooks) func(string, int) { return h.AfterExec }, seq)
 	if execErr != nil {
-		return nil, rc.finish(seq, spec, nil, execErr, Usage{})
+		_, err := rc.finish(seq, spec, nil, execErr, Usage{}, fresh)
+		return nil, err
 	}
 	res, err := CanonicalJSON(out.Result)
 	if err != nil {
-		return nil, rc.finish(seq, spec, nil, fmt.Errorf("result is not JSON: %w", err), Usage{})
+		_, err := rc.finish(seq, spec, nil, fmt.Errorf("result is not JSON: %w", err), Usage{}, fresh)
+		return nil, err
 	}
 	u := out.Usage
 	if spec.Effect == EffectModelCall {
 		u.Turns = 1
 	}
-	if err := rc.finish(seq, spec, res, nil, u); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return rc.finish(seq, spec, res, nil, u, fresh)
 }
 
 // finish records a step's result (or failure) with its usage and spend, in
-// one fenced transaction, written idempotently: if the commit's
-// acknowledgement was lost and the retry finds the step already finished,
-// the recorded row is read back instead.
-func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr error, u Usage) error {
+// one fenced transaction, and returns the result as journaled. It is written
+// idempotently: if the commit's acknowledgement was lost and the retry finds
+// the step already recorded, the recorded row is read back and wins. fresh
+// (no intent row) inserts the row instead of finishing it.
+func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr error, u Usage, fresh *store.Step) (json.RawMessage, error) {
 	now := rc.k.now()
 	p := store.FinishStepParams{RunID: rc.run.ID, Seq: seq, Status: "completed", Result: result, CostUSD: u.CostUSD, Now: now}
 	if execErr != nil {
@@ -215,7 +223,14 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 		if cancel, err = q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
 			return err
 		}
-		if err := q.FinishStep(rc.ctx, p); err != nil {
+		if fresh != nil {
+			row := store.Step{RunID: rc.run.ID, Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect), RequestHash: fresh.RequestHash,
+				Request: fresh.Request, Status: p.Status, IdemKey: rc.idemKey(seq), Result: p.Result, Error: p.Error, Usage: p.Usage,
+				CostUSD: p.CostUSD, StartedAt: now, EndedAt: now}
+			if err := q.InsertStep(rc.ctx, row); err != nil {
+				return err
+			}
+		} else if err := q.FinishStep(rc.ctx, p); err != nil {
 			return err
 		}
 		if !u.isZero() {
@@ -244,18 +259,23 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 		return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "run.usage", map[string]any{"usage": total, "budget": rc.budget()})
 	})
 	if errors.Is(err, store.ErrConflict) {
-		// Already finished: a retried commit whose first attempt landed.
+		// Already recorded: a retried commit whose first attempt landed.
+		// The journal wins.
 		rec, gerr := rc.k.st.GetStep(rc.ctx, rc.run.ID, seq)
 		if gerr != nil {
-			return fmt.Errorf("read back step %d: %w", seq, gerr)
+			return nil, fmt.Errorf("read back step %d: %w", seq, gerr)
 		}
-		if rec.Status == "failed" {
-			return stepErrorFrom(rc.run.ID, rec)
+		switch rec.Status {
+		case "failed":
+			return nil, stepErrorFrom(rc.run.ID, rec)
+		case "completed":
+			result, err, execErr = rec.Result, nil, nil
+		default:
+			return nil, fmt.Errorf("kernel: step %d is %s after its result was written", seq, rec.Status)
 		}
-		err = nil
 	}
 	if err != nil {
-		return rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
+		return nil, rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
 	}
 	rc.mu.Lock()
 	rc.usage = total
@@ -264,12 +284,16 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	rc.hook(func(h *Hooks) func(string, int) { return h.AfterCommit }, seq)
 	if cancel {
 		rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
-		return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
+		return nil, newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
 	}
 	if execErr != nil {
-		return &StepError{RunID: rc.run.ID, Seq: seq, Name: spec.Name, Message: execErr.Error()}
+		var ke *Error
+		if errors.As(execErr, &ke) && ke.Code == CodeReconcileAbort {
+			return nil, ke
+		}
+		return nil, &StepError{RunID: rc.run.ID, Seq: seq, Name: spec.Name, Message: execErr.Error()}
 	}
-	return nil
+	return result, nil
 }
 
 func (rc *runCtx) budget() Budget {
@@ -321,7 +345,7 @@ func (rc *runCtx) resume(seq int, spec StepSpec, rec store.Step, exec ExecFunc) 
 				return nil, err
 			}
 		}
-		return rc.execute(seq, spec, rec.Request, exec)
+		return rc.execute(seq, spec, rec.Request, exec, nil)
 	}
 	if spec.Reconcile != nil {
 		out, err := spec.Reconcile(rc.ctx, rec.Request, rec.IdemKey)
@@ -335,12 +359,9 @@ func (rc *runCtx) resume(seq int, spec StepSpec, rec store.Step, exec ExecFunc) 
 				if err != nil {
 					return nil, fmt.Errorf("kernel: reconcile result of step %d: %w", seq, err)
 				}
-				if err := rc.finish(seq, spec, res, nil, Usage{}); err != nil {
-					return nil, err
-				}
-				return res, nil
+				return rc.finish(seq, spec, res, nil, Usage{}, nil)
 			case ReconcileNotDone:
-				return rc.execute(seq, spec, rec.Request, exec)
+				return rc.execute(seq, spec, rec.Request, exec, nil)
 			}
 		}
 		rc.k.opts.Logger.Warn("reconcile probe could not tell; asking the owner", "run", rc.run.ID, "seq", seq)
@@ -383,18 +404,16 @@ func (rc *runCtx) afterReconcile(seq int, spec StepSpec, rec store.Step, exec Ex
 		if err != nil {
 			return nil, fmt.Errorf("kernel: assumed result of step %d: %w", seq, err)
 		}
-		if err := rc.finish(seq, spec, res, nil, Usage{}); err != nil {
-			return nil, err
-		}
-		return res, nil
+		return rc.finish(seq, spec, res, nil, Usage{}, nil)
 	case ReconcileRerun:
-		return rc.execute(seq, spec, rec.Request, exec)
+		return rc.execute(seq, spec, rec.Request, exec, nil)
 	default: // abort, an unknown answer, or expiry: never guess
 		msg := "aborted by the owner: step may or may not have run"
 		if w.Status == "expired" {
 			msg = "reconcile question expired: step may or may not have run"
 		}
-		return nil, rc.finish(seq, spec, nil, &Error{Code: CodeReconcileAbort, RunID: rc.run.ID, Seq: seq, Msg: msg}, Usage{})
+		_, err := rc.finish(seq, spec, nil, &Error{Code: CodeReconcileAbort, RunID: rc.run.ID, Seq: seq, Msg: msg}, Usage{}, nil)
+		return nil, err
 	}
 }
 

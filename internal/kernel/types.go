@@ -89,7 +89,16 @@ type StepSpec struct {
 	// AssumedResult is recorded when the owner answers that an interrupted
 	// step ran. Nil records null.
 	AssumedResult any
+	// Announce records the step's start durably (an intent row and a
+	// persisted step.started event) for a step a timeline shows while it
+	// runs. non_idempotent steps always record their intent, which is
+	// what makes an interruption detectable; other steps skip it unless
+	// announced, since re-executing them after a crash is harmless, and so
+	// cost one transaction instead of two.
+	Announce bool
 }
+
+func (s StepSpec) needsIntent() bool { return s.Effect == EffectNonIdempotent || s.Announce }
 
 // Outcome is what a step's exec returns.
 type Outcome struct {

@@ -162,10 +162,7 @@ func (rc *runCtx) resumeWait(seq int, rec store.Step) (json.RawMessage, error) {
 		return nil, fmt.Errorf("kernel: encode wait outcome: %w", err)
 	}
 	spec := StepSpec{Kind: rec.Kind, Name: rec.Name, Effect: EffectPure}
-	if err := rc.finish(seq, spec, res, nil, Usage{}); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return rc.finish(seq, spec, res, nil, Usage{}, nil)
 }
 
 // resumeTimer handles a timer step found started.
@@ -174,9 +171,5 @@ func (rc *runCtx) resumeTimer(seq int, rec store.Step) (json.RawMessage, error) 
 		return nil, rc.suspendAgain(seq, StatusQueued, rec.WakeAt)
 	}
 	spec := StepSpec{Kind: rec.Kind, Name: rec.Name, Effect: EffectPure}
-	res := json.RawMessage(`{"woke":true}`)
-	if err := rc.finish(seq, spec, res, nil, Usage{}); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return rc.finish(seq, spec, json.RawMessage(`{"woke":true}`), nil, Usage{}, nil)
 }

@@ -120,7 +120,7 @@ func (w *worker) background(ctx context.Context, beat func()) {
 }
 
 func (w *worker) loop(ctx context.Context) error {
-	door, err := w.k.st.Doorbell(ctx)
+	door, err := w.k.st.Doorbell(ctx, store.ChannelWork)
 	if err != nil {
 		return fmt.Errorf("worker: doorbell: %w", err)
 	}
@@ -131,7 +131,7 @@ func (w *worker) loop(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		}
-		bell := w.k.bellChan()
+		bell := w.k.workBellChan()
 		now := w.k.now()
 		run, err := w.k.st.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
 			Logics: w.logics, MissionID: w.cfg.MissionID})
@@ -317,7 +317,7 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 			log.Warn("release failed; the lease will expire", "err", rerr.Error())
 			return
 		}
-		k.ring()
+		k.ringWork(ctx)
 		log.Info("run released for another worker")
 		return
 	}

@@ -19,11 +19,12 @@ type Store interface {
 	// SupportsListenNotify reports whether Doorbell can wake listeners
 	// (PostgreSQL LISTEN/NOTIFY). Without it, readers poll.
 	SupportsListenNotify() bool
-	// Doorbell returns a channel that receives a value shortly after any
-	// transaction that inserted events or made a run claimable commits, in
-	// this or another process. It is closed when ctx ends. Drivers without
-	// LISTEN/NOTIFY return a channel that never fires.
-	Doorbell(ctx context.Context) (<-chan struct{}, error)
+	// Doorbell returns a channel that receives a value shortly after a
+	// notification on channel ch (ChannelEvents: a transaction inserted
+	// events; ChannelWork: a run became claimable), from this or another
+	// process. It is closed when ctx ends. Drivers without LISTEN/NOTIFY
+	// return a channel that never fires.
+	Doorbell(ctx context.Context, ch string) (<-chan struct{}, error)
 	// Notify publishes a transient payload on channel ch to Doorbell-style
 	// listeners of other processes (PostgreSQL only; a no-op on SQLite).
 	Notify(ctx context.Context, ch string, payload string) error
@@ -36,6 +37,16 @@ type Store interface {
 	// Close releases the database.
 	Close() error
 }
+
+// Notification channels.
+const (
+	// ChannelEvents announces committed events; every event insert
+	// notifies it in its own transaction.
+	ChannelEvents = "aos_events"
+	// ChannelWork announces that a run became claimable (created,
+	// re-queued, released); the kernel notifies it after such commits.
+	ChannelWork = "aos_work"
+)
 
 // Queries is every query the kernel needs. Each is one statement or a small
 // fixed group of statements; callers compose them inside Tx.
@@ -126,4 +137,56 @@ type Queries interface {
 
 	GetSetting(ctx context.Context, key string) ([]byte, error)
 	PutSetting(ctx context.Context, key string, value []byte, now int64) error
+
+	// InsertAPIToken stores a token by its hash; ErrConflict if the id or
+	// the hash exists.
+	InsertAPIToken(ctx context.Context, t APIToken) error
+	// GetAPITokenByHash returns the token with that hash, revoked or not;
+	// ErrNotFound if there is none.
+	GetAPITokenByHash(ctx context.Context, hash string) (APIToken, error)
+	// ListAPITokens returns every token, oldest first.
+	ListAPITokens(ctx context.Context) ([]APIToken, error)
+	// RevokeAPIToken marks a token revoked; ErrNotFound if there is no such
+	// live token.
+	RevokeAPIToken(ctx context.Context, id string, now int64) error
+
+	// InsertAudit appends an audit record and returns its id.
+	InsertAudit(ctx context.Context, a AuditRecord) (int64, error)
+	// ListAudit returns audit records with id < Before (all when 0),
+	// newest first.
+	ListAudit(ctx context.Context, p ListAuditParams) ([]AuditRecord, error)
+
+	// ListCostedSteps returns the steps with a non-zero cost that ended in
+	// [since, until), in no particular order: the raw material of spend by
+	// model.
+	ListCostedSteps(ctx context.Context, since, until int64) ([]Step, error)
+	// CountMissionsByStatus returns how many missions have each status.
+	CountMissionsByStatus(ctx context.Context) (map[string]int, error)
+}
+
+// APIToken is a bearer token's record. The token itself is never stored:
+// Hash is its SHA-256, hex.
+type APIToken struct {
+	ID        string
+	Name      string
+	Hash      string
+	Scopes    string // space-separated: read, write
+	CreatedAt int64
+	RevokedAt int64 // 0 while live
+}
+
+// AuditRecord is one mutation, by whom, on what.
+type AuditRecord struct {
+	ID     int64
+	At     int64
+	Actor  string
+	Action string
+	Target string
+	Detail []byte // JSON object, never a secret
+}
+
+// ListAuditParams pages ListAudit.
+type ListAuditParams struct {
+	Before int64
+	Limit  int
 }

@@ -4,8 +4,10 @@
 // Claims use FOR UPDATE SKIP LOCKED. Event ids are kept in commit order by a
 // transaction-scoped advisory lock taken just before each event insert, so a
 // cursor reader can never pass an id that a slower transaction commits
-// later; LISTEN/NOTIFY on channel aos_events rings a doorbell for readers,
-// who still poll slowly in case a notification is lost.
+// later. LISTEN/NOTIFY rings doorbells, with a slow poll behind them in case
+// a notification is lost: aos_events for event readers (notified by every
+// event insert), aos_work for idle workers (notified when a run becomes
+// claimable), so that step commits do not wake claim loops.
 package postgres
 
 import (
@@ -32,9 +34,6 @@ import (
 
 //go:embed migrations/*.sql
 var migrations embed.FS
-
-// Channel is the LISTEN/NOTIFY channel that announces new events.
-const Channel = "aos_events"
 
 // Lock keys for pg_advisory_lock; arbitrary constants private to aos.
 const (
@@ -68,7 +67,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		Name:        "postgres",
 		SkipLocked:  "FOR UPDATE SKIP LOCKED",
 		BeforeEvent: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", eventLockKey),
-		AfterEvent:  fmt.Sprintf("SELECT pg_notify('%s', '')", Channel),
+		AfterEvent:  fmt.Sprintf("SELECT pg_notify('%s', '')", store.ChannelEvents),
 		Transient:   transient,
 	}
 	return &Store{DB: sqlstore.New(db, d), url: url}, nil
@@ -112,10 +111,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Doorbell listens on Channel with a dedicated connection, reconnecting with
+// Doorbell listens on ch with a dedicated connection, reconnecting with
 // backoff when it drops (a fresh connection rings once, since notifications
 // may have been missed meanwhile).
-func (s *Store) Doorbell(ctx context.Context) (<-chan struct{}, error) {
+func (s *Store) Doorbell(ctx context.Context, ch string) (<-chan struct{}, error) {
+	if ch != store.ChannelEvents && ch != store.ChannelWork {
+		return nil, fmt.Errorf("postgres: unknown notification channel %q", ch)
+	}
 	out := make(chan struct{}, 1)
 	ring := func() {
 		select {
@@ -127,7 +129,7 @@ func (s *Store) Doorbell(ctx context.Context) (<-chan struct{}, error) {
 		defer close(out)
 		backoff := 100 * time.Millisecond
 		for ctx.Err() == nil {
-			err := s.listen(ctx, ring)
+			err := s.listen(ctx, ch, ring)
 			if ctx.Err() != nil {
 				return
 			}
@@ -143,13 +145,13 @@ func (s *Store) Doorbell(ctx context.Context) (<-chan struct{}, error) {
 	return out, nil
 }
 
-func (s *Store) listen(ctx context.Context, ring func()) error {
+func (s *Store) listen(ctx context.Context, ch string, ring func()) error {
 	conn, err := pgx.Connect(ctx, s.url)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
 		return err
 	}
 	ring()

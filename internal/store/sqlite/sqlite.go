@@ -90,7 +90,7 @@ func (s *Store) Dialect() string { return "sqlite" }
 func (s *Store) SupportsListenNotify() bool { return false }
 
 // Doorbell returns a channel that never fires; it is closed when ctx ends.
-func (s *Store) Doorbell(ctx context.Context) (<-chan struct{}, error) {
+func (s *Store) Doorbell(ctx context.Context, _ string) (<-chan struct{}, error) {
 	ch := make(chan struct{})
 	go func() { <-ctx.Done(); close(ch) }()
 	return ch, nil
