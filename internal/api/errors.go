@@ -1,0 +1,77 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/aos-run/aos/internal/mission"
+)
+
+// API error codes the API adds to the service's own.
+const (
+	codeInvalidJSON   = "invalid_json"
+	codeBodyTooLarge  = "body_too_large"
+	codeInvalidQuery  = "invalid_input"
+	codeRouteNotFound = "not_found"
+	codeInternal      = "internal"
+)
+
+// statusOf maps each service error code to an HTTP status.
+var statusOf = map[mission.Code]int{
+	mission.CodeInvalidInput: http.StatusBadRequest,
+	mission.CodeNotFound:     http.StatusNotFound,
+	mission.CodeConflict:     http.StatusConflict,
+	// The wait was answered (or expired) meanwhile: the request was valid
+	// but the state moved on, which is what 409 says.
+	mission.CodeWaitNotPending: http.StatusConflict,
+	mission.CodeRunEnded:       http.StatusConflict,
+	// The daily cap is the owner's own rate limit: the same request
+	// succeeds tomorrow (UTC) or after the cap is raised, hence 429, not
+	// 402 (reserved) or 403 (the caller may do this, just not now).
+	mission.CodeDailyCap:     http.StatusTooManyRequests,
+	mission.CodeUnauthorized: http.StatusUnauthorized,
+	mission.CodeForbidden:    http.StatusForbidden,
+}
+
+// apiError is an error the API itself raises (bad JSON, a bad query).
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return "api: " + e.code + ": " + e.msg }
+
+// errorBody is every error response's shape.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// writeError presents err. A service or API error shows its code and safe
+// message; anything else is a 500 whose text stays in the log.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var body errorBody
+	status := http.StatusInternalServerError
+	var ae *apiError
+	var me *mission.Error
+	switch {
+	case errors.As(err, &ae):
+		status, body.Error.Code, body.Error.Message = ae.status, ae.code, ae.msg
+	case errors.As(err, &me) && statusOf[me.Code] != 0:
+		status, body.Error.Code, body.Error.Message = statusOf[me.Code], string(me.Code), me.Msg
+	default:
+		body.Error.Code, body.Error.Message = codeInternal, "internal error"
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err.Error())
+	}
+	if body.Error.Message == "" {
+		body.Error.Message = http.StatusText(status)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="aos"`)
+	}
+	writeJSON(w, status, body)
+}

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/aos-run/aos/internal/mission"
+)
+
+// The events WebSocket (GET /api/v1/events?cursor=&missionId=).
+//
+// Auth: the same token as the API, in the Authorization header (CLI and
+// other non-browser clients) or, from a browser, as the subprotocol
+// "bearer.<token>" offered together with Subprotocol; the server selects
+// Subprotocol and never echoes the token. It is never read from the URL,
+// where it would land in logs and history. The token is re-validated every
+// Options.AuthRecheck; once it is revoked the server sends system.notice
+// {code:"auth.expired"} and closes with 4401.
+//
+// Origin: a browser's Origin must be the server's own host or match
+// Options.OriginPatterns, else the handshake gets 403.
+//
+// Protocol: one JSON mission.Event per text frame. On connect the server
+// replays persisted events with id > cursor (cursor absent: none, live
+// only), at most MaxReplay. If more remain it sends system.notice
+// {code:"gap", latestId} and goes on live from latestId: the client
+// refetches state over REST. Then live events follow as they commit, and
+// this process's transient events (model.delta) with id -1. A client that
+// falls Options.SendBuffer events behind is dropped with 1008 ("slow
+// consumer"); the server never buffers without bound.
+
+// Subprotocol is the WebSocket subprotocol the server speaks.
+const Subprotocol = "aos.v1"
+
+// MaxReplay bounds the events replayed on connect.
+const MaxReplay = 5000
+
+// CloseAuthExpired is the close code sent when the token stops being valid.
+const CloseAuthExpired websocket.StatusCode = 4401
+
+// writeTimeout bounds one frame's write to a client.
+const writeTimeout = 10 * time.Second
+
+// Notice is a system.notice payload.
+type Notice struct {
+	Code     string `json:"code"`
+	Message  string `json:"message,omitempty"`
+	LatestID int64  `json:"latestId,omitempty"`
+}
+
+func notice(n Notice) mission.Event {
+	b, _ := json.Marshal(n)
+	return mission.Event{ID: -1, Kind: "system.notice", Payload: b, CreatedAt: time.Now().UnixMilli()}
+}
+
+var errSlowConsumer = errors.New("slow consumer")
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request, _ mission.Principal) error {
+	cursorQ, err := queryInt(r, "cursor")
+	if err != nil {
+		return err
+	}
+	missionID := r.URL.Query().Get("missionId")
+	var cursor int64
+	if cursorQ == nil {
+		if cursor, err = s.svc.LatestEventID(r.Context()); err != nil {
+			return err
+		}
+	} else if cursor = *cursorQ; cursor < 0 {
+		return &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, msg: "cursor must be ≥ 0"}
+	}
+	secret := tokenOf(r)
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}, OriginPatterns: s.opts.OriginPatterns})
+	if err != nil {
+		return nil // Accept has written the refusal (403 for a foreign Origin)
+	}
+	s.wsClients.Add(1)
+	defer s.wsClients.Add(-1)
+	defer c.CloseNow()
+	ctx := c.CloseRead(r.Context()) // we read nothing; this answers pings and sees the close
+	code, reason := s.stream(ctx, c, secret, cursor, missionID)
+	_ = c.Close(code, reason)
+	return nil
+}
+
+// stream replays, then forwards live events until the client leaves, falls
+// behind or loses its token. It returns the close code and reason.
+func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, cursor int64, missionID string) (websocket.StatusCode, string) {
+	send := func(e mission.Event) error {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		defer cancel()
+		return c.Write(wctx, websocket.MessageText, b)
+	}
+	evs, err := s.svc.ReplayEvents(ctx, cursor, missionID, MaxReplay+1)
+	if err != nil {
+		return websocket.StatusInternalError, "replay failed"
+	}
+	gap := len(evs) > MaxReplay
+	if gap {
+		evs = evs[:MaxReplay]
+	}
+	for _, e := range evs {
+		if err := send(e); err != nil {
+			return websocket.StatusGoingAway, ""
+		}
+		cursor = e.ID
+	}
+	if gap {
+		latest, err := s.svc.LatestEventID(ctx)
+		if err != nil {
+			return websocket.StatusInternalError, "replay failed"
+		}
+		if err := send(notice(Notice{Code: "gap", Message: "more than 5000 events to replay; refetch and resume from latestId", LatestID: latest})); err != nil {
+			return websocket.StatusGoingAway, ""
+		}
+		cursor = latest
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out := make(chan mission.Event, s.opts.SendBuffer)
+	push := func(e mission.Event) error {
+		select {
+		case out <- e:
+			return nil
+		default:
+			cancel(errSlowConsumer)
+			return errSlowConsumer
+		}
+	}
+	go func() {
+		err := s.svc.ListenEvents(ctx, cursor, missionID, push)
+		if err != nil && ctx.Err() == nil {
+			cancel(err)
+		}
+	}()
+	transient := s.svc.SubscribeTransient(ctx, missionID)
+	recheck := time.NewTicker(s.opts.AuthRecheck)
+	defer recheck.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ended(ctx)
+		case e := <-out:
+			if err := send(e); err != nil {
+				return ended(ctx)
+			}
+		case e, ok := <-transient:
+			if !ok {
+				transient = nil // ctx ended; Done is ready too
+				continue
+			}
+			if err := push(e); err != nil {
+				return websocket.StatusPolicyViolation, "slow consumer"
+			}
+		case <-recheck.C:
+			if _, err := s.svc.Authenticate(ctx, secret); errors.Is(err, mission.ErrUnauthorized) {
+				_ = send(notice(Notice{Code: "auth.expired", Message: "the token is no longer valid"}))
+				return CloseAuthExpired, "auth expired"
+			}
+		}
+	}
+}
+
+// ended says why a stream stopped: a slow consumer is told so (1008).
+func ended(ctx context.Context) (websocket.StatusCode, string) {
+	if errors.Is(context.Cause(ctx), errSlowConsumer) {
+		return websocket.StatusPolicyViolation, "slow consumer"
+	}
+	return websocket.StatusGoingAway, ""
+}

@@ -1,0 +1,246 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+// dial opens the events socket with the write token in the header.
+func (b *bundle) dial(ctx context.Context, query string) *websocket.Conn {
+	b.t.Helper()
+	c, resp, err := websocket.Dial(ctx, b.wsURL(query), &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + b.read}}})
+	if err != nil {
+		b.t.Fatalf("dial %s: %v (%v)", query, err, resp)
+	}
+	c.SetReadLimit(1 << 20)
+	b.t.Cleanup(func() { _ = c.CloseNow() })
+	return c
+}
+
+func (b *bundle) wsURL(query string) string {
+	return "ws" + strings.TrimPrefix(b.srv.URL, "http") + api.Prefix + "/events" + query
+}
+
+// next reads one event frame.
+func (b *bundle) next(ctx context.Context, c *websocket.Conn) mission.Event {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, data, err := c.Read(ctx)
+	if err != nil {
+		b.t.Fatalf("read event: %v", err)
+	}
+	b.record(data)
+	var e mission.Event
+	if err := json.Unmarshal(data, &e); err != nil {
+		b.t.Fatalf("decode event %s: %v", data, err)
+	}
+	return e
+}
+
+// emit inserts n events for a mission in one transaction, with payloads of
+// size bytes.
+func (b *bundle) emit(missionID string, n, size int) {
+	b.t.Helper()
+	ctx := context.Background()
+	pad := strings.Repeat("x", size)
+	err := b.st.Tx(ctx, func(q store.Queries) error {
+		for i := 0; i < n; i++ {
+			p, _ := json.Marshal(map[string]any{"i": i, "pad": pad})
+			if _, err := q.InsertEvent(ctx, store.Event{MissionID: missionID, RunID: "r", Kind: "test.tick", Payload: p, CreatedAt: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bundle) eventIDs(missionID string) []int64 {
+	b.t.Helper()
+	es, err := b.st.ListEvents(context.Background(), store.ListEventsParams{MissionID: missionID, Limit: 10000})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var ids []int64
+	for _, e := range es {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+// TestEventsReplayAcrossReconnect: a client that disconnects and comes
+// back with its cursor sees every event of its mission exactly once, in
+// order: replayed, then live.
+func TestEventsReplayAcrossReconnect(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		b := setup(t, db)
+		ctx := context.Background()
+		m := b.createMission()
+		other := b.createMission() // its events must not show up
+		// A model_call step.completed with native: the socket strips it.
+		seq := 0
+		if err := b.st.Tx(ctx, func(q store.Queries) error {
+			_, err := q.InsertEvent(ctx, store.Event{MissionID: m.ID, RunID: m.RootRunID, Seq: &seq, Kind: "step.completed",
+				Payload: []byte(`{"kind":"model_call","name":"model","result":{"blocks":[],"native":{"raw":1}},"seq":0}`), CreatedAt: 1})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		b.emit(m.ID, 30, 10)
+		b.emit(other.ID, 5, 10)
+
+		var seen []int64
+		c := b.dial(ctx, "?cursor=0&missionId="+m.ID)
+		for len(seen) < 20 {
+			e := b.next(ctx, c)
+			if e.MissionID != m.ID {
+				t.Fatalf("event of another mission: %+v", e)
+			}
+			if e.Kind == "step.completed" && strings.Contains(string(e.Payload), "native") {
+				t.Fatalf("native reached the socket: %s", e.Payload)
+			}
+			seen = append(seen, e.ID)
+		}
+		_ = c.Close(websocket.StatusNormalClosure, "")
+
+		b.emit(m.ID, 10, 10) // while disconnected
+		c = b.dial(ctx, fmt.Sprintf("?cursor=%d&missionId=%s", seen[len(seen)-1], m.ID))
+		want := len(b.eventIDs(m.ID))
+		for len(seen) < want {
+			seen = append(seen, b.next(ctx, c).ID)
+		}
+		// Live, after the replay: an owner message through the service.
+		if _, err := b.svc.PostMessage(ctx, "test", m.RootRunID, "hello"); err != nil {
+			t.Fatal(err)
+		}
+		b.emit(m.ID, 3, 10)
+		want = len(b.eventIDs(m.ID))
+		for len(seen) < want {
+			seen = append(seen, b.next(ctx, c).ID)
+		}
+		if got, all := fmt.Sprint(seen), fmt.Sprint(b.eventIDs(m.ID)); got != all {
+			t.Fatalf("client saw\n%s\nwant\n%s", got, all)
+		}
+	})
+}
+
+// TestEventsGapNotice: past 5,000 replayed events the server sends a gap
+// notice with the latest id and goes on live from there.
+func TestEventsGapNotice(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		b := setup(t, db)
+		ctx := context.Background()
+		b.emit("m1", api.MaxReplay+10, 0)
+		ids := b.eventIDs("m1")
+		c := b.dial(ctx, "?cursor=0")
+		t0 := time.Now()
+		for i := 0; i < api.MaxReplay; i++ {
+			if e := b.next(ctx, c); e.ID != ids[i] {
+				t.Fatalf("replay %d: id %d, want %d", i, e.ID, ids[i])
+			}
+		}
+		t.Logf("%s: replayed %d events in %v", db.Driver, api.MaxReplay, time.Since(t0))
+		e := b.next(ctx, c)
+		var n api.Notice
+		_ = json.Unmarshal(e.Payload, &n)
+		if e.Kind != "system.notice" || e.ID != -1 || n.Code != "gap" || n.LatestID != ids[len(ids)-1] {
+			t.Fatalf("after the replay: %+v %s", e, e.Payload)
+		}
+		b.emit("m1", 1, 0)
+		if e := b.next(ctx, c); e.ID != n.LatestID+1 {
+			t.Fatalf("live after the gap: id %d, want %d", e.ID, n.LatestID+1)
+		}
+	})
+}
+
+func TestEventsAuth(t *testing.T) {
+	b := setup(t, storetest.New(t, "sqlite"), setupOpts{api: api.Options{AuthRecheck: 20 * time.Millisecond}})
+	ctx := context.Background()
+
+	// No token: 401 before any upgrade; a token in the query is ignored.
+	for _, q := range []string{"", "?token=" + b.read} {
+		_, resp, err := websocket.Dial(ctx, b.wsURL(q), nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("dial %q without a token: %v %v", q, err, resp)
+		}
+	}
+	// A browser from a foreign origin: 403.
+	_, resp, err := websocket.Dial(ctx, b.wsURL(""), &websocket.DialOptions{HTTPHeader: http.Header{
+		"Authorization": {"Bearer " + b.read}, "Origin": {"https://evil.example"}}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign origin: %v %v", err, resp)
+	}
+
+	// The subprotocol carries the token; the server selects aos.v1. When
+	// the token is revoked the socket says so and closes with 4401.
+	tok, err := b.svc.CreateToken(ctx, "test", "browser", []string{"read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := websocket.Dial(ctx, b.wsURL("?cursor=0"), &websocket.DialOptions{Subprotocols: []string{api.Subprotocol, "bearer." + tok.Secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CloseNow() })
+	if c.Subprotocol() != api.Subprotocol {
+		t.Fatalf("subprotocol %q", c.Subprotocol())
+	}
+	if err := b.svc.RevokeToken(ctx, "test", tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e := b.next(ctx, c)
+		if e.Kind == "system.notice" {
+			if !strings.Contains(string(e.Payload), `"auth.expired"`) {
+				t.Fatalf("notice %s", e.Payload)
+			}
+			break
+		}
+	}
+	_, _, err = c.Read(ctx)
+	if websocket.CloseStatus(err) != api.CloseAuthExpired {
+		t.Fatalf("close: %v, want 4401", err)
+	}
+}
+
+// TestEventsSlowConsumer: a client that stops reading is dropped with 1008
+// once its bounded buffer fills; the server does not buffer without bound.
+func TestEventsSlowConsumer(t *testing.T) {
+	b := setup(t, storetest.New(t, "sqlite"), setupOpts{api: api.Options{SendBuffer: 4}})
+	ctx := context.Background()
+	c := b.dial(ctx, "")
+	waitFor(t, 5*time.Second, "the socket to register", func() bool { return b.api.WSClients() == 1 })
+	// ~48 MiB of events, more than loopback socket buffers hold.
+	for i := 0; i < 6; i++ {
+		b.emit("m1", 1000, 8<<10)
+	}
+	waitFor(t, 20*time.Second, "the slow client to be dropped", func() bool { return b.api.WSClients() == 0 })
+	c.SetReadLimit(1 << 30)
+	for {
+		_, _, err := c.Read(ctx)
+		if err == nil {
+			continue
+		}
+		if s := websocket.CloseStatus(err); s != websocket.StatusPolicyViolation && !errors.Is(err, context.Canceled) {
+			t.Fatalf("closed with %v (%d), want 1008", err, s)
+		}
+		break
+	}
+	b.record([]byte("{}"))
+}

@@ -1,0 +1,198 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// Fake provider keys: set in the service's environment, and never to be
+// seen in any response body or event frame.
+const (
+	fakeAnthropicKey = "sk-ant-FAKE-do-not-leak-0123456789abcdef"
+	fakeOpenAIKey    = "sk-proj-FAKE-do-not-leak-fedcba9876543210"
+)
+
+type bundle struct {
+	t       *testing.T
+	st      store.Store
+	k       *kernel.Kernel
+	svc     *mission.Service
+	api     *api.Server
+	srv     *httptest.Server
+	root    string // the workspace root
+	write   string // a read+write token
+	read    string // a read-only token
+	mu      sync.Mutex
+	bodies  [][]byte // every response body and event frame, scanned at cleanup
+	dialect string
+}
+
+type setupOpts struct {
+	api api.Options
+}
+
+func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
+	t.Helper()
+	var opts setupOpts
+	if len(o) > 0 {
+		opts = o[0]
+	}
+	k := kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond})
+	env := map[string]string{"ANTHROPIC_API_KEY": fakeAnthropicKey, "OPENAI_API_KEY": fakeOpenAIKey}
+	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver}
+	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }})
+	b.api = api.New(b.svc, opts.api)
+	b.srv = httptest.NewServer(b.api)
+	t.Cleanup(b.srv.Close)
+	t.Cleanup(b.scanForSecrets)
+	ctx := context.Background()
+	w, err := b.svc.CreateToken(ctx, "test", "writer", []string{"write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.svc.CreateToken(ctx, "test", "reader", []string{"read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.write, b.read = w.Secret, r.Secret
+	return b
+}
+
+// scanForSecrets fails the test if any response or frame held a key.
+func (b *bundle) scanForSecrets() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, body := range b.bodies {
+		for _, k := range []string{fakeAnthropicKey, fakeOpenAIKey, b.write, b.read} {
+			if bytes.Contains(body, []byte(k)) {
+				b.t.Errorf("a response leaked a secret: %.200s", body)
+			}
+		}
+	}
+	if len(b.bodies) == 0 {
+		b.t.Errorf("no response was scanned")
+	}
+}
+
+func (b *bundle) record(body []byte) {
+	b.mu.Lock()
+	b.bodies = append(b.bodies, body)
+	b.mu.Unlock()
+}
+
+// do sends a request with token (none when ""), and returns the status and
+// body.
+func (b *bundle) do(method, path string, body any, token string) (int, []byte) {
+	b.t.Helper()
+	var rd io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(v)
+	case []byte:
+		rd = bytes.NewReader(v)
+	default:
+		j, err := json.Marshal(v)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, b.srv.URL+api.Prefix+path, rd)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := b.srv.Client().Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.record(out)
+	return resp.StatusCode, out
+}
+
+// ok sends a request with the write token and decodes a 2xx body into v.
+func (b *bundle) ok(method, path string, body, v any) {
+	b.t.Helper()
+	status, out := b.do(method, path, body, b.write)
+	if status/100 != 2 {
+		b.t.Fatalf("%s %s: %d %s", method, path, status, out)
+	}
+	if v != nil {
+		if err := json.Unmarshal(out, v); err != nil {
+			b.t.Fatalf("%s %s: decode %s: %v", method, path, out, err)
+		}
+	}
+}
+
+// fails sends a request with the write token and checks the error status
+// and code.
+func (b *bundle) fails(method, path string, body any, status int, code string) {
+	b.t.Helper()
+	got, out := b.do(method, path, body, b.write)
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	_ = json.Unmarshal(out, &e)
+	if got != status || e.Error.Code != code {
+		b.t.Fatalf("%s %s: got %d %q (%s), want %d %q", method, path, got, e.Error.Code, out, status, code)
+	}
+}
+
+// workspace makes a directory under the workspace root.
+func (b *bundle) workspace(name string) string {
+	b.t.Helper()
+	dir := b.root + "/" + name
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Fatal(err)
+	}
+	return dir
+}
+
+// createMission creates a mission in a fresh workspace.
+func (b *bundle) createMission() mission.Mission {
+	b.t.Helper()
+	var m mission.Mission
+	b.ok("POST", "/missions", map[string]any{"objective": "fix the test", "workspace": b.workspace("p"), "model": "claude-opus-5-5"}, &m)
+	return m
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aos-run/aos/internal/mission"
+)
+
+// Prefix is where the API lives.
+const Prefix = "/api/v1"
+
+// Options configure a Server.
+type Options struct {
+	// OriginPatterns are the extra Origins (host patterns, as
+	// github.com/coder/websocket matches them) allowed to open the events
+	// WebSocket; the server's own host is always allowed, and a request
+	// without Origin (not a browser) is too.
+	OriginPatterns []string
+	// AuthRecheck is how often an open WebSocket re-validates its token
+	// (30 s by default); a revoked token closes the socket with 4401.
+	AuthRecheck time.Duration
+	// SendBuffer is how many events may wait for a slow WebSocket client
+	// before it is dropped (1024 by default).
+	SendBuffer int
+	// Logger receives request failures; never a secret or a body.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API over a mission service.
+type Server struct {
+	svc       *mission.Service
+	opts      Options
+	mux       *http.ServeMux
+	routes    []Route
+	wsClients atomic.Int64
+}
+
+// Route is one entry of the route table. Every route but the public ones
+// requires a token holding Scope.
+type Route struct {
+	Method  string
+	Pattern string // under Prefix, with {name} wildcards
+	Scope   string // mission.ScopeRead or mission.ScopeWrite; "" when Public
+	Public  bool
+	handle  func(w http.ResponseWriter, r *http.Request, p mission.Principal) error
+}
+
+// New returns a server over svc.
+func New(svc *mission.Service, opts Options) *Server {
+	if opts.AuthRecheck <= 0 {
+		opts.AuthRecheck = 30 * time.Second
+	}
+	if opts.SendBuffer <= 0 {
+		opts.SendBuffer = 1024
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux()}
+	s.routes = s.table()
+	for _, rt := range s.routes {
+		s.mux.Handle(rt.Method+" "+Prefix+rt.Pattern, s.wrap(rt))
+	}
+	// Anything else under the prefix: authenticate first, so the shape of
+	// the API is not probed anonymously, then 404.
+	s.mux.Handle(Prefix+"/", s.wrap(Route{Scope: mission.ScopeRead, handle: func(http.ResponseWriter, *http.Request, mission.Principal) error {
+		return &apiError{status: http.StatusNotFound, code: codeRouteNotFound, msg: "no such route"}
+	}}))
+	return s
+}
+
+// Routes returns the route table.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
+
+// WSClients returns how many event sockets are open.
+func (s *Server) WSClients() int { return int(s.wsClients.Load()) }
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	s.mux.ServeHTTP(w, r)
+}
+
+// wrap authenticates (unless public), checks the scope and presents the
+// handler's error.
+func (s *Server) wrap(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p mission.Principal
+		if !rt.Public {
+			var err error
+			p, err = s.authenticate(r.Context(), r)
+			if err != nil {
+				writeError(w, r, s.opts.Logger, err)
+				return
+			}
+			if !p.Can(rt.Scope) {
+				writeError(w, r, s.opts.Logger, &mission.Error{Code: mission.CodeForbidden, Msg: "the token lacks the " + rt.Scope + " scope"})
+				return
+			}
+		}
+		if err := rt.handle(w, r, p); err != nil {
+			writeError(w, r, s.opts.Logger, err)
+		}
+	})
+}
+
+// bearerProtocol prefixes a token offered as a WebSocket subprotocol.
+const bearerProtocol = "bearer."
+
+// authenticate reads the token from the Authorization header or, for a
+// WebSocket handshake, from a "bearer.<token>" subprotocol.
+func (s *Server) authenticate(ctx context.Context, r *http.Request) (mission.Principal, error) {
+	return s.svc.Authenticate(ctx, tokenOf(r))
+}
+
+func tokenOf(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		scheme, tok, ok := strings.Cut(a, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok)
+		}
+		return ""
+	}
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); strings.HasPrefix(p, bearerProtocol) {
+				return strings.TrimPrefix(p, bearerProtocol)
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/worker"
+)
+
+// DefaultAddr is where aos server listens without AOS_ADDR.
+const DefaultAddr = "127.0.0.1:8640"
+
+// NewServerCmd returns `aos server`: the HTTP API and the events WebSocket
+// on AOS_ADDR. It never runs agent code; it talks to workers only through
+// the database.
+func NewServerCmd(version string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "server",
+		Short: "Serve the HTTP API (/api/v1) and the events WebSocket on AOS_ADDR (" + DefaultAddr + " by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, log, err := env(os.Stderr)
+			if err != nil {
+				return err
+			}
+			addr := os.Getenv("AOS_ADDR")
+			if addr == "" {
+				addr = DefaultAddr
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			st, err := worker.Open(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Poll: 250 * time.Millisecond})
+			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Version: version, Getenv: os.Getenv, Logger: log})
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("server: listen on %s: %w", addr, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: API on http://%s%s (%s); Ctrl-C to stop\n", version, ln.Addr(), api.Prefix, st.Dialect())
+			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log}), log)
+		},
+	}
+}
+
+// NewTokenCmd returns `aos token create|ls|revoke`: API token management
+// by the local administrator, directly on the database.
+func NewTokenCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Manage API tokens (local administrator: works on the database directly)"}
+	var name string
+	var scopes []string
+	var asJSON bool
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an API token; it is printed once and stored only as a hash",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withService(cmd.Context(), func(ctx context.Context, svc *mission.Service) error {
+				t, err := svc.CreateToken(ctx, localActor(), name, scopes)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return json.NewEncoder(cmd.OutOrStdout()).Encode(t)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", t.Secret)
+				fmt.Fprintf(cmd.ErrOrStderr(), "token %s (%s) created; it is shown only this once\n", t.ID, strings.Join(t.Scopes, ","))
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "a label for the token")
+	create.Flags().StringSliceVar(&scopes, "scope", []string{mission.ScopeRead, mission.ScopeWrite}, "scopes: read, write (write implies read)")
+	create.Flags().BoolVar(&asJSON, "json", false, "print the token record and secret as JSON")
+	ls := &cobra.Command{
+		Use:   "ls",
+		Short: "List API tokens (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withService(cmd.Context(), func(ctx context.Context, svc *mission.Service) error {
+				ts, err := svc.ListTokens(ctx)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return json.NewEncoder(cmd.OutOrStdout()).Encode(ts)
+				}
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED\tSTATE")
+				for _, t := range ts {
+					state := "live"
+					if t.RevokedAt != 0 {
+						state = "revoked " + time.UnixMilli(t.RevokedAt).UTC().Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, strings.Join(t.Scopes, ","), time.UnixMilli(t.CreatedAt).UTC().Format(time.RFC3339), state)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	revoke := &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke an API token; its next request is refused",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withService(cmd.Context(), func(ctx context.Context, svc *mission.Service) error {
+				if err := svc.RevokeToken(ctx, localActor(), args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "token %s revoked\n", args[0])
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(create, ls, revoke)
+	return cmd
+}
+
+// withService opens the configured database and runs fn with a service.
+func withService(ctx context.Context, fn func(context.Context, *mission.Service) error) error {
+	cfg, log, err := env(os.Stderr)
+	if err != nil {
+		return err
+	}
+	st, err := worker.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log})
+	return fn(ctx, mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: os.Getenv, Logger: log}))
+}
+
+// localActor names the administrator at this terminal in the audit log.
+func localActor() mission.Actor {
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return mission.Actor("cli:" + name)
+}

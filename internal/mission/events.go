@@ -1,0 +1,97 @@
+package mission
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+// Event is a timeline event as presented. Transient events (model.delta)
+// carry ID -1.
+type Event struct {
+	ID        int64           `json:"id"`
+	MissionID string          `json:"missionId"`
+	RunID     string          `json:"runId"`
+	Seq       *int            `json:"seq"`
+	Kind      string          `json:"kind"`
+	Payload   json.RawMessage `json:"payload"`
+	Trust     string          `json:"trust,omitempty"`
+	CreatedAt int64           `json:"createdAt"`
+}
+
+// eventView presents a persisted event, removing the provider's native
+// response from a model_call's step.completed result.
+func eventView(e store.Event) Event {
+	p := e.Payload
+	if e.Kind == "step.completed" && bytes.Contains(p, []byte(`"native"`)) {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(p, &m) == nil && string(m["kind"]) == `"model_call"` {
+			if r, ok := m["result"]; ok {
+				m["result"] = WithoutNative(r)
+				if b, err := json.Marshal(m); err == nil {
+					p = b
+				}
+			}
+		}
+	}
+	return Event{ID: e.ID, MissionID: e.MissionID, RunID: e.RunID, Seq: e.Seq, Kind: e.Kind, Payload: p, Trust: e.Trust, CreatedAt: e.CreatedAt}
+}
+
+// ReplayEvents returns persisted events with id > after (of one mission
+// when missionID is set), oldest first, at most limit.
+func (s *Service) ReplayEvents(ctx context.Context, after int64, missionID string, limit int) ([]Event, error) {
+	if after < 0 || limit < 1 || limit > 10000 {
+		return nil, invalid("cursor must be ≥ 0 and limit 1..10000")
+	}
+	es, err := s.st.ListEvents(ctx, store.ListEventsParams{After: after, MissionID: missionID, Limit: limit})
+	if err != nil {
+		return nil, translate("replay events", err)
+	}
+	out := make([]Event, 0, len(es))
+	for _, e := range es {
+		out = append(out, eventView(e))
+	}
+	return out, nil
+}
+
+// LatestEventID returns the newest persisted event's id, 0 when none.
+func (s *Service) LatestEventID(ctx context.Context) (int64, error) {
+	id, err := s.st.LatestEventID(ctx)
+	if err != nil {
+		return 0, translate("latest event id", err)
+	}
+	return id, nil
+}
+
+// ListenEvents calls fn for every persisted event with id > cursor, then
+// for each new one as it commits, until ctx ends or fn fails.
+func (s *Service) ListenEvents(ctx context.Context, cursor int64, missionID string, fn func(Event) error) error {
+	return s.k.ListenEvents(ctx, cursor, missionID, func(e store.Event) error { return fn(eventView(e)) })
+}
+
+// SubscribeTransient returns this process's transient events (model.delta)
+// of one mission (all when missionID is empty), with ID -1, until ctx ends.
+// A subscriber that falls behind loses events; it never slows a run.
+func (s *Service) SubscribeTransient(ctx context.Context, missionID string) <-chan Event {
+	in := s.k.SubscribeTransient(ctx)
+	out := make(chan Event, 256)
+	go func() {
+		defer close(out)
+		for te := range in {
+			if missionID != "" && te.MissionID != missionID {
+				continue
+			}
+			p, err := json.Marshal(te.Payload)
+			if err != nil {
+				continue
+			}
+			select {
+			case out <- Event{ID: -1, MissionID: te.MissionID, RunID: te.RunID, Kind: te.Kind, Payload: p, CreatedAt: s.now().UnixMilli()}:
+			default:
+			}
+		}
+	}()
+	return out
+}

@@ -1,0 +1,263 @@
+package mission
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/store"
+)
+
+// Settings keys of the mission defaults (JSON values). Absent keys fall
+// back to the built-in defaults below.
+const (
+	SettingDefaultModel     = "default_model"      // string
+	SettingDefaultEffort    = "default_effort"     // string
+	SettingDefaultBudgetUSD = "default_budget_usd" // number
+	SettingDefaultMaxTurns  = "default_max_turns"  // integer
+)
+
+// Built-in defaults, the same as aos run's flags. There is no built-in
+// model: without a default_model setting a request must name one.
+const (
+	DefaultBudgetUSD = 5.0
+	DefaultMaxTurns  = 100
+)
+
+// CreateRequest asks for a new mission. Omitted model, effort and budgets
+// take the defaults from settings.
+type CreateRequest struct {
+	Title      string   `json:"title,omitempty"`
+	Objective  string   `json:"objective"`
+	Criteria   []string `json:"criteria,omitempty"`
+	Boundaries string   `json:"boundaries,omitempty"`
+	ProjectID  string   `json:"projectId,omitempty"`
+	// Workspace is a directory inside the workspace root, absolute or
+	// relative to the root.
+	Workspace          string   `json:"workspace"`
+	Model              string   `json:"model,omitempty"`
+	Effort             string   `json:"effort,omitempty"`
+	Network            string   `json:"network,omitempty"`
+	BudgetUSD          *float64 `json:"budgetUsd,omitempty"`
+	MaxTurns           *int     `json:"maxTurns,omitempty"`
+	MaxWallSec         *int64   `json:"maxWallSec,omitempty"`
+	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
+}
+
+// Mission is a mission as presented.
+type Mission struct {
+	ID        string          `json:"id"`
+	ProjectID string          `json:"projectId"`
+	Title     string          `json:"title"`
+	Status    string          `json:"status"`
+	RootRunID string          `json:"rootRunId"`
+	SpentUSD  float64         `json:"spentUsd"`
+	Model     string          `json:"model,omitempty"`
+	Effort    string          `json:"effort,omitempty"`
+	Spec      json.RawMessage `json:"spec"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	CreatedAt int64           `json:"createdAt"`
+	UpdatedAt int64           `json:"updatedAt"`
+	EndedAt   int64           `json:"endedAt,omitempty"`
+}
+
+func missionView(m store.Mission) Mission {
+	var in engine.Input
+	_ = json.Unmarshal(m.Spec, &in) // a spec of another logic has no model
+	return Mission{ID: m.ID, ProjectID: m.ProjectID, Title: m.Title, Status: m.Status, RootRunID: m.RootRunID, SpentUSD: m.SpentUSD,
+		Model: in.Model, Effort: in.Effort, Spec: m.Spec, Result: m.Result, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, EndedAt: m.EndedAt}
+}
+
+// CreateMission validates req, applies the defaults, refuses when today's
+// spend has reached the daily cap, and creates the mission, queued.
+func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequest) (Mission, error) {
+	ws, err := s.confine(req.Workspace)
+	if err != nil {
+		return Mission{}, err
+	}
+	in := engine.Input{Objective: req.Objective, Criteria: req.Criteria, Boundaries: req.Boundaries, Workspace: ws, ProjectID: req.ProjectID,
+		Model: req.Model, Effort: req.Effort, Network: req.Network, ApprovalTimeoutSec: req.ApprovalTimeoutSec}
+	b := kernel.Budget{USD: DefaultBudgetUSD, Turns: DefaultMaxTurns}
+	if err := s.applyDefaults(ctx, &in, &b); err != nil {
+		return Mission{}, err
+	}
+	if req.BudgetUSD != nil {
+		b.USD = *req.BudgetUSD
+	}
+	if req.MaxTurns != nil {
+		b.Turns = *req.MaxTurns
+	}
+	if req.MaxWallSec != nil {
+		b.WallSec = *req.MaxWallSec
+	}
+	if err := in.Validate(); err != nil {
+		return Mission{}, translate("validate", err)
+	}
+	if in.Effort != "" && !provider.Effort(in.Effort).Valid() {
+		return Mission{}, invalid("effort must be low, medium, high, xhigh or max")
+	}
+	if b.USD < 0 || b.Turns < 0 || b.WallSec < 0 {
+		return Mission{}, invalid("budgets must not be negative")
+	}
+	if len(req.Title) > 200 {
+		return Mission{}, invalid("title is longer than 200 bytes")
+	}
+	if err := s.checkDailyCap(ctx); err != nil {
+		return Mission{}, err
+	}
+	title := req.Title
+	if title == "" {
+		title = firstLine(in.Objective, 80)
+	}
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: engine.LogicName, Input: in, Budget: b})
+	if err != nil {
+		return Mission{}, translate("create mission", err)
+	}
+	s.audit(ctx, actor, "mission.create", mid, map[string]any{"model": in.Model, "budgetUsd": b.USD})
+	return s.GetMission(ctx, mid)
+}
+
+func (s *Service) applyDefaults(ctx context.Context, in *engine.Input, b *kernel.Budget) error {
+	var model, effort string
+	if in.Model == "" {
+		if _, err := s.setting(ctx, SettingDefaultModel, &model); err != nil {
+			return err
+		}
+		in.Model = model
+	}
+	if in.Effort == "" {
+		if _, err := s.setting(ctx, SettingDefaultEffort, &effort); err != nil {
+			return err
+		}
+		in.Effort = effort
+	}
+	if _, err := s.setting(ctx, SettingDefaultBudgetUSD, &b.USD); err != nil {
+		return err
+	}
+	if _, err := s.setting(ctx, SettingDefaultMaxTurns, &b.Turns); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkDailyCap refuses when today's spend is at or above a set cap.
+func (s *Service) checkDailyCap(ctx context.Context) error {
+	capUSD, err := s.k.DailyCap(ctx)
+	if err != nil {
+		return translate("read daily cap", err)
+	}
+	if capUSD <= 0 {
+		return nil
+	}
+	spent, err := s.k.SpentToday(ctx)
+	if err != nil {
+		return translate("read today's spend", err)
+	}
+	if spent >= capUSD {
+		return &Error{Code: CodeDailyCap, Msg: "today's spend has reached the daily cap"}
+	}
+	return nil
+}
+
+// confine resolves a workspace inside the workspace root, following
+// symbolic links, and requires an existing directory.
+func (s *Service) confine(ws string) (string, error) {
+	bad := invalid("workspace must be an existing directory inside the workspace root")
+	if ws == "" || strings.ContainsRune(ws, 0) || s.opts.WorkspaceRoot == "" {
+		return "", bad
+	}
+	root, err := filepath.EvalSymlinks(s.opts.WorkspaceRoot)
+	if err != nil {
+		return "", bad
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return "", bad
+	}
+	p := ws
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	p, err = filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", bad
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", bad
+	}
+	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		return "", bad
+	}
+	return p, nil
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+var missionStatuses = map[string]bool{kernel.StatusQueued: true, kernel.StatusRunning: true, kernel.StatusWaiting: true, kernel.StatusDone: true,
+	kernel.StatusPartial: true, kernel.StatusBlocked: true, kernel.StatusFailed: true, kernel.StatusBudgetExhausted: true, kernel.StatusCancelled: true}
+
+// ListMissionsRequest filters ListMissions.
+type ListMissionsRequest struct {
+	Status    string
+	ProjectID string
+	Limit     int // 1..1000, default 100
+}
+
+// ListMissions returns missions, newest first.
+func (s *Service) ListMissions(ctx context.Context, r ListMissionsRequest) ([]Mission, error) {
+	if r.Status != "" && !missionStatuses[r.Status] {
+		return nil, invalid("unknown status %q", r.Status)
+	}
+	if r.Limit == 0 {
+		r.Limit = 100
+	}
+	if r.Limit < 1 || r.Limit > 1000 {
+		return nil, invalid("limit must be 1..1000")
+	}
+	ms, err := s.st.ListMissions(ctx, store.ListMissionsParams{Status: r.Status, ProjectID: r.ProjectID, Limit: r.Limit})
+	if err != nil {
+		return nil, translate("list missions", err)
+	}
+	out := make([]Mission, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, missionView(m))
+	}
+	return out, nil
+}
+
+// GetMission returns one mission.
+func (s *Service) GetMission(ctx context.Context, id string) (Mission, error) {
+	m, err := s.k.GetMission(ctx, id)
+	if err != nil {
+		return Mission{}, translate("get mission", err)
+	}
+	return missionView(m), nil
+}
+
+// CancelMission cancels a mission and every run of it.
+func (s *Service) CancelMission(ctx context.Context, actor Actor, id string) (Mission, error) {
+	if _, err := s.k.GetMission(ctx, id); err != nil {
+		return Mission{}, translate("cancel mission", err)
+	}
+	if err := s.k.RequestCancel(ctx, id); err != nil {
+		return Mission{}, translate("cancel mission", err)
+	}
+	s.audit(ctx, actor, "mission.cancel", id, nil)
+	return s.GetMission(ctx, id)
+}

@@ -1,0 +1,122 @@
+package mission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/store"
+)
+
+// Options configure a Service.
+type Options struct {
+	// WorkspaceRoot confines every mission's workspace. Required.
+	WorkspaceRoot string
+	// Version is reported by Status.
+	Version string
+	// Getenv reads provider key presence (os.Getenv in production). The
+	// values are only ever compared with "".
+	Getenv func(string) string
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+	// Logger receives structured logs; never a secret.
+	Logger *slog.Logger
+}
+
+// Service is the mission service over one kernel. It is safe for concurrent
+// use.
+type Service struct {
+	k    *kernel.Kernel
+	st   store.Store
+	opts Options
+}
+
+// New returns a service over k.
+func New(k *kernel.Kernel, opts Options) *Service {
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	return &Service{k: k, st: k.Store(), opts: opts}
+}
+
+// Version returns the version the service reports.
+func (s *Service) Version() string { return s.opts.Version }
+
+func (s *Service) now() time.Time { return s.opts.Now() }
+
+// Actor names who performs a mutation, for the audit log: "token:<id>" for
+// an API token, "cli:<user>" for a local administrator.
+type Actor string
+
+// audit records a mutation that succeeded. A failure to record is logged and
+// does not undo the mutation, which has committed already.
+func (s *Service) audit(ctx context.Context, actor Actor, action, target string, detail map[string]any) {
+	b := []byte("{}")
+	if detail != nil {
+		if j, err := json.Marshal(detail); err == nil {
+			b = j
+		}
+	}
+	_, err := s.st.InsertAudit(context.WithoutCancel(ctx), store.AuditRecord{At: s.now().UnixMilli(), Actor: string(actor), Action: action, Target: target, Detail: b})
+	if err != nil {
+		s.opts.Logger.Error("audit record lost", "action", action, "target", target, "err", err.Error())
+	}
+}
+
+// AuditEntry is one audit record as presented.
+type AuditEntry struct {
+	ID     int64           `json:"id"`
+	At     int64           `json:"at"`
+	Actor  string          `json:"actor"`
+	Action string          `json:"action"`
+	Target string          `json:"target"`
+	Detail json.RawMessage `json:"detail"`
+}
+
+// ListAudit returns audit records older than before (newest first; all when
+// before is 0), at most limit (1..1000, default 100).
+func (s *Service) ListAudit(ctx context.Context, before int64, limit int) ([]AuditEntry, error) {
+	if limit == 0 {
+		limit = 100
+	}
+	if limit < 1 || limit > 1000 || before < 0 {
+		return nil, invalid("limit must be 1..1000 and before ≥ 0")
+	}
+	rs, err := s.st.ListAudit(ctx, store.ListAuditParams{Before: before, Limit: limit})
+	if err != nil {
+		return nil, translate("list audit", err)
+	}
+	out := make([]AuditEntry, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, AuditEntry{ID: r.ID, At: r.At, Actor: r.Actor, Action: r.Action, Target: r.Target, Detail: r.Detail})
+	}
+	return out, nil
+}
+
+// setting reads a JSON setting into v; it reports false when it is absent.
+func (s *Service) setting(ctx context.Context, key string, v any) (bool, error) {
+	raw, err := s.st.GetSetting(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mission: read setting %s: %w", key, err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("mission: setting %s is not valid: %w", key, err)
+	}
+	return true, nil
+}
