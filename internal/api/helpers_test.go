@@ -34,7 +34,7 @@ const (
 )
 
 type bundle struct {
-	t       *testing.T
+	t       testing.TB
 	st      store.Store
 	k       *kernel.Kernel
 	svc     *mission.Service
@@ -52,7 +52,7 @@ type setupOpts struct {
 	api api.Options
 }
 
-func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
+func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	t.Helper()
 	var opts setupOpts
 	if len(o) > 0 {
@@ -90,7 +90,7 @@ func (b *bundle) scanForSecrets() {
 			}
 		}
 	}
-	if len(b.bodies) == 0 {
+	if _, fuzzing := b.t.(*testing.F); len(b.bodies) == 0 && !fuzzing {
 		b.t.Errorf("no response was scanned")
 	}
 }

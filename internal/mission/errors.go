@@ -73,7 +73,6 @@ func invalid(format string, a ...any) error {
 	return &Error{Code: CodeInvalidInput, Msg: fmt.Sprintf(format, a...)}
 }
 
-
 // translate turns kernel and store errors into mission errors, keeping
 // anything else (a database fault) as it is, wrapped with doing.
 func translate(doing string, err error) error {

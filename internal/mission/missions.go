@@ -188,7 +188,7 @@ func (s *Service) confine(ws string) (string, error) {
 		return "", bad
 	}
 	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return "", bad
 	}
 	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
