@@ -80,7 +80,7 @@ func (s *Store) Dialect() string { return "postgres" }
 func (s *Store) SupportsListenNotify() bool { return true }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.SQL.Close() }
+func (s *Store) Close() error { s.CloseStatements(); return s.SQL.Close() }
 
 // Notify sends payload on channel ch.
 func (s *Store) Notify(ctx context.Context, ch, payload string) error {

@@ -100,7 +100,7 @@ func (s *Store) Doorbell(ctx context.Context, _ string) (<-chan struct{}, error)
 func (s *Store) Notify(context.Context, string, string) error { return nil }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.SQL.Close() }
+func (s *Store) Close() error { s.CloseStatements(); return s.SQL.Close() }
 
 // Migrate applies the embedded migrations while holding an exclusive file
 // lock beside the database, each in an IMMEDIATE transaction.

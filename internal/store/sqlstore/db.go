@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -38,14 +39,142 @@ type DB struct {
 	store.Queries // bound to the pool: each statement autocommits
 	SQL           *sql.DB
 	D             Dialect
+	stmts         *stmtCache
 }
 
 // New wraps an open pool with the shared queries.
 func New(db *sql.DB, d Dialect) *DB {
-	out := &DB{SQL: db, D: d}
-	out.Queries = &queries{q: db, d: &out.D}
+	out := &DB{SQL: db, D: d, stmts: &stmtCache{db: db, m: map[string]*sql.Stmt{}, pending: map[string]bool{}}}
+	out.Queries = &queries{q: &prepared{c: out.stmts}, d: &out.D}
 	return out
 }
+
+// stmtCache prepares each distinct statement once per pool, so that SQLite
+// does not parse it on every call (pgx caches statements itself, so on
+// PostgreSQL this mostly saves a map lookup in the driver).
+type stmtCache struct {
+	db      *sql.DB
+	mu      sync.Mutex
+	m       map[string]*sql.Stmt // guarded by mu
+	pending map[string]bool      // being prepared in the background; guarded by mu
+	closed  bool                 // guarded by mu
+}
+
+// maxCachedStmts bounds the cache; queries built with variable filters
+// beyond it run unprepared.
+const maxCachedStmts = 256
+
+// get returns the prepared statement for query, or nil to run it
+// unprepared. Inside a transaction (inTx) a miss never prepares on the
+// pool, which may have no other connection (SQLite has one): the statement
+// is prepared in the background once the pool has a free connection.
+func (c *stmtCache) get(ctx context.Context, query string, inTx bool) (*sql.Stmt, error) {
+	c.mu.Lock()
+	if st, ok := c.m[query]; ok {
+		c.mu.Unlock()
+		return st, nil
+	}
+	if c.closed || c.pending[query] || len(c.m)+len(c.pending) >= maxCachedStmts {
+		c.mu.Unlock()
+		return nil, nil
+	}
+	c.pending[query] = true
+	c.mu.Unlock()
+	if inTx {
+		go c.prepareLater(query)
+		return nil, nil
+	}
+	// Never hold mu while preparing: preparing waits for a free connection.
+	c.prepareLater(query)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[query], nil
+}
+
+func (c *stmtCache) prepareLater(query string) {
+	st, err := c.db.PrepareContext(context.Background(), query)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, query)
+	if err != nil {
+		return // it runs unprepared; a later miss tries again
+	}
+	if c.closed {
+		_ = st.Close()
+		return
+	}
+	c.m[query] = st
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, st := range c.m {
+		_ = st.Close()
+	}
+	c.m = map[string]*sql.Stmt{}
+}
+
+// prepared runs statements through the cache, on the pool or in tx.
+type prepared struct {
+	c  *stmtCache
+	tx *sql.Tx // nil: the pool
+}
+
+func (p *prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := p.c.get(ctx, query, p.tx != nil)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	if p.tx != nil {
+		return p.tx.StmtContext(ctx, st), nil
+	}
+	return st, nil
+}
+
+func (p *prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		if p.tx != nil {
+			return p.tx.ExecContext(ctx, query, args...)
+		}
+		return p.c.db.ExecContext(ctx, query, args...)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (p *prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		if p.tx != nil {
+			return p.tx.QueryContext(ctx, query, args...)
+		}
+		return p.c.db.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (p *prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, query)
+	if err != nil || st == nil {
+		if p.tx != nil { // a failed prepare surfaces from the query itself
+			return p.tx.QueryRowContext(ctx, query, args...)
+		}
+		return p.c.db.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// CloseStatements closes the prepared statements; drivers call it before
+// closing the pool.
+func (db *DB) CloseStatements() { db.stmts.close() }
 
 // queries runs the store's statements on a *sql.DB or a *sql.Tx.
 type queries struct {
@@ -63,7 +192,7 @@ func (db *DB) Tx(ctx context.Context, fn func(q store.Queries) error) error {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	if err := fn(&queries{q: tx, d: &db.D}); err != nil {
+	if err := fn(&queries{q: &prepared{c: db.stmts, tx: tx}, d: &db.D}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
