@@ -67,7 +67,9 @@ type Queries interface {
 	ClaimRun(ctx context.Context, p ClaimRunParams) (Run, error)
 	// FenceRun checks that f still holds the lease, extends it to
 	// leaseUntil when that is non-zero, and returns the run's cancel flag.
-	// It returns ErrFenced otherwise. Inside Tx it guards every write.
+	// It returns ErrFenced otherwise. Inside Tx it guards every write and
+	// holds the run row until commit, so no claim can take the run
+	// between the check and the commit.
 	FenceRun(ctx context.Context, f Fence, now, leaseUntil int64) (cancelRequested bool, err error)
 	// SetRunState moves a fenced run to a new status and clears its lease.
 	SetRunState(ctx context.Context, p SetRunStateParams) error

@@ -66,6 +66,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	d := sqlstore.Dialect{
 		Name:        "postgres",
 		SkipLocked:  "FOR UPDATE SKIP LOCKED",
+		RowLock:     "FOR NO KEY UPDATE",
 		BeforeEvent: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", eventLockKey),
 		AfterEvent:  fmt.Sprintf("SELECT pg_notify('%s', '')", store.ChannelEvents),
 		Transient:   transient,

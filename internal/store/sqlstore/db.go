@@ -22,6 +22,10 @@ type Dialect struct {
 	// SkipLocked is appended to the claim's inner SELECT (PostgreSQL:
 	// "FOR UPDATE SKIP LOCKED"; SQLite serializes writers and needs none).
 	SkipLocked string
+	// RowLock is appended to the fencing check's SELECT (PostgreSQL:
+	// "FOR NO KEY UPDATE"; SQLite's immediate transaction already holds
+	// the database's write lock).
+	RowLock string
 	// BeforeEvent runs in the same transaction before an event insert, to
 	// keep event ids in commit order (PostgreSQL: a transaction-scoped
 	// advisory lock). Empty for SQLite, whose single writer already does.

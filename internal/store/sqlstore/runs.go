@@ -119,10 +119,19 @@ RETURNING ` + runCols
 
 func (q *queries) FenceRun(ctx context.Context, f store.Fence, now, leaseUntil int64) (bool, error) {
 	var cancel int
-	err := q.q.QueryRowContext(ctx, `UPDATE runs SET updated_at = $4,
- lease_expires_at = CASE WHEN $5 > 0 THEN $5 ELSE lease_expires_at END
+	var err error
+	if leaseUntil == 0 {
+		// A check that writes no row version: inside a transaction it
+		// holds the run row (PostgreSQL: FOR NO KEY UPDATE, which a
+		// claimer's FOR UPDATE SKIP LOCKED skips; SQLite: the
+		// transaction's write lock) until commit.
+		err = q.q.QueryRowContext(ctx, `SELECT cancel_requested FROM runs
+WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running' `+q.d.RowLock, f.RunID, f.Owner, f.Token).Scan(&cancel)
+	} else {
+		err = q.q.QueryRowContext(ctx, `UPDATE runs SET updated_at = $4, lease_expires_at = $5
 WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running'
 RETURNING cancel_requested`, f.RunID, f.Owner, f.Token, now, leaseUntil).Scan(&cancel)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, fmt.Errorf("fence run %s: %w", f.RunID, store.ErrFenced)
 	}
