@@ -57,16 +57,12 @@ func (k *Kernel) SubscribeTransient(ctx context.Context) <-chan TransientEvent {
 
 // ListenEvents calls fn for every persisted event with id > cursor (of one
 // mission when missionID is set), in id order, then for new ones as they
-// commit, until ctx ends or fn fails. New events are noticed through the
-// local bell (this process), the store's doorbell (PostgreSQL NOTIFY) and
-// a poll every Options.Poll as a fallback. It returns ctx's error or fn's.
+// commit, until ctx ends or fn fails. Events of this process wake it at
+// once (the local bell); others are found by a poll every
+// Options.EventPoll. It returns ctx's error or fn's.
 func (k *Kernel) ListenEvents(ctx context.Context, cursor int64, missionID string, fn func(store.Event) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	door, err := k.st.Doorbell(ctx, store.ChannelEvents)
-	if err != nil {
-		return fmt.Errorf("listen events: %w", err)
-	}
 	for {
 		bell := k.eventBellChan()
 		for {
@@ -84,13 +80,12 @@ func (k *Kernel) ListenEvents(ctx context.Context, cursor int64, missionID strin
 				break
 			}
 		}
-		t := time.NewTimer(k.opts.Poll)
+		t := time.NewTimer(k.opts.EventPoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
 		case <-bell:
-		case <-door:
 		case <-t.C:
 		}
 		t.Stop()

@@ -205,9 +205,12 @@ type Options struct {
 	Heartbeat time.Duration
 	// CancelPoll is how often a running run checks for a cancel (1 s).
 	CancelPoll time.Duration
-	// Poll is how often an idle worker or event listener looks for work
-	// without a doorbell (1 s on SQLite; 2 s on PostgreSQL as fallback).
+	// Poll is how often an idle worker looks for work it was not woken for
+	// (a timer come due, a lost notification): 1 s.
 	Poll time.Duration
+	// EventPoll is how often ListenEvents looks for events committed by
+	// other processes (50 ms); events of this process wake it at once.
+	EventPoll time.Duration
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
 	// Logger receives structured logs; never prompts, outputs or secrets.
@@ -230,6 +233,9 @@ func (o *Options) defaults() {
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
+	}
+	if o.EventPoll <= 0 {
+		o.EventPoll = 50 * time.Millisecond
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -40,8 +40,8 @@ type Store interface {
 
 // Notification channels.
 const (
-	// ChannelEvents announces committed events; every event insert
-	// notifies it in its own transaction.
+	// ChannelEvents is for announcements to event readers (transient
+	// events); persisted events are not announced, readers poll for them.
 	ChannelEvents = "aos_events"
 	// ChannelWork announces that a run became claimable (created,
 	// re-queued, released); the kernel notifies it after such commits.

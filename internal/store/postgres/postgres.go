@@ -4,10 +4,11 @@
 // Claims use FOR UPDATE SKIP LOCKED. Event ids are kept in commit order by a
 // transaction-scoped advisory lock taken just before each event insert, so a
 // cursor reader can never pass an id that a slower transaction commits
-// later. LISTEN/NOTIFY rings doorbells, with a slow poll behind them in case
-// a notification is lost: aos_events for event readers (notified by every
-// event insert), aos_work for idle workers (notified when a run becomes
-// claimable), so that step commits do not wake claim loops.
+// later. Idle workers are woken by NOTIFY on aos_work when a run becomes
+// claimable, with a slow poll behind it in case a notification is lost.
+// Event readers poll (every 50 ms by default): a NOTIFY per event would take
+// PostgreSQL's global notify lock in every step's commit, which measured as
+// the largest limit on step throughput.
 package postgres
 
 import (
@@ -68,7 +69,6 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		SkipLocked:  "FOR UPDATE SKIP LOCKED",
 		RowLock:     "FOR NO KEY UPDATE",
 		BeforeEvent: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", eventLockKey),
-		AfterEvent:  fmt.Sprintf("SELECT pg_notify('%s', '')", store.ChannelEvents),
 		Transient:   transient,
 	}
 	return &Store{DB: sqlstore.New(db, d), url: url}, nil
