@@ -18,11 +18,16 @@ import (
 	"github.com/aos-run/aos/internal/api"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
 )
 
 func TestMain(m *testing.M) {
+	// The sandbox's admission probe re-executes this binary.
+	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "probe-child" {
+		os.Exit(sandbox.ProbeChildMain(os.Args[3:]))
+	}
 	goleak.VerifyTestMain(m)
 }
 
