@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -49,7 +50,8 @@ type bundle struct {
 	write   string // a read+write token
 	read    string // a read-only token
 	mu      sync.Mutex
-	bodies  [][]byte // every response body and event frame, scanned at cleanup
+	bodies  [][]byte    // every response body and event frame, scanned at cleanup
+	logs    *syncBuffer // every log line of the service, API and kernel, scanned too
 	dialect string
 }
 
@@ -63,10 +65,13 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	if len(o) > 0 {
 		opts = o[0]
 	}
-	k := kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond})
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	k := kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond, EventPoll: 20 * time.Millisecond, Logger: log})
 	env := map[string]string{"ANTHROPIC_API_KEY": fakeAnthropicKey, "OPENAI_API_KEY": fakeOpenAIKey}
-	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver}
-	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }})
+	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver, logs: logs}
+	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log})
+	opts.api.Logger = log
 	b.api = api.New(b.svc, opts.api)
 	b.srv = httptest.NewServer(b.api)
 	t.Cleanup(b.srv.Close)
@@ -88,10 +93,10 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 func (b *bundle) scanForSecrets() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, body := range b.bodies {
+	for _, body := range append(b.bodies, []byte(b.logs.String())) {
 		for _, k := range []string{fakeAnthropicKey, fakeOpenAIKey, b.write, b.read} {
 			if bytes.Contains(body, []byte(k)) {
-				b.t.Errorf("a response leaked a secret: %.200s", body)
+				b.t.Errorf("a response, frame or log line leaked a secret: %.200s", body)
 			}
 		}
 	}
@@ -200,4 +205,24 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+func httptestServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,8 +47,11 @@ func NewServerCmd(version string) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Poll: 250 * time.Millisecond})
+			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version})
 			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Version: version, Getenv: os.Getenv, Logger: log})
+			if ts, err := svc.ListTokens(ctx); err == nil && !slices.ContainsFunc(ts, func(t mission.Token) bool { return t.RevokedAt == 0 }) {
+				fmt.Fprintln(cmd.ErrOrStderr(), "aos server: no live API token; every route but /api/v1/health will answer 401. Create one with: aos token create")
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w", addr, err)
