@@ -41,15 +41,7 @@ func newWorkerCmd(version string) *cobra.Command {
 		Use:   "worker",
 		Short: "Claim and execute runs until interrupted; Ctrl-C hands runs over to another worker",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, log, err := env(os.Stderr)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			return worker.Run(ctx, cfg, log, version)
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runWorker(cmd, version, false) },
 	}
 }
 
@@ -60,21 +52,26 @@ func newUpCmd(version string) *cobra.Command {
 		Long: "up runs a worker on the embedded SQLite database in AOS_DATA_DIR (or on AOS_DATABASE_URL).\n" +
 			"The HTTP server and its console join it in a later release.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, log, err := env(os.Stderr)
-			if err != nil {
-				return err
-			}
-			where := cfg.DataDir
-			if cfg.DatabaseURL != "" {
-				where = "PostgreSQL (AOS_DATABASE_URL)"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: worker up on %s; Ctrl-C to stop\n", version, where)
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			return worker.Run(ctx, cfg, log, version)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWorker(cmd, version, true) },
 	}
+}
+
+// runWorker runs a worker until SIGINT/SIGTERM; announce prints where.
+func runWorker(cmd *cobra.Command, version string, announce bool) error {
+	cfg, log, err := env(os.Stderr)
+	if err != nil {
+		return err
+	}
+	if announce {
+		where := cfg.DataDir
+		if cfg.DatabaseURL != "" {
+			where = "PostgreSQL (AOS_DATABASE_URL)"
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "aos %s: worker up on %s; Ctrl-C to stop\n", version, where)
+	}
+	ctx, stop := signalContext(cmd.Context())
+	defer stop()
+	return worker.Run(ctx, cfg, log, version)
 }
 
 func newSelfTestCmd(version string) *cobra.Command {
