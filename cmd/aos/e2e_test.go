@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -10,12 +11,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
+	"github.com/aos-run/aos/internal/store/storeopen"
 )
 
 // buildAOS builds the real binary once per test run.
@@ -50,6 +51,84 @@ func run(t *testing.T, bin string, env []string, args ...string) result {
 	}
 	return result{code, b.String()}
 }
+
+// proc is a running aos process whose output is read line by line.
+type proc struct {
+	cmd   *exec.Cmd
+	lines chan string
+	done  chan error
+}
+
+// start runs bin with args in env, streaming its combined output.
+func start(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	go func() { p.done <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return p
+}
+
+// expect reads lines until re matches one, and returns its submatches.
+func (p *proc) expect(t *testing.T, re *regexp.Regexp, seen *strings.Builder) []string {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("output ended before %s:\n%s", re, seen.String())
+			}
+			seen.WriteString(l + "\n")
+			if m := re.FindStringSubmatch(l); m != nil {
+				return m
+			}
+		case <-deadline:
+			t.Fatalf("no line matched %s in 60 s:\n%s", re, seen.String())
+		}
+	}
+}
+
+// exit waits for the process and returns its exit code.
+func (p *proc) exit(t *testing.T) int {
+	t.Helper()
+	go func() {
+		for range p.lines { // drain, so the process never blocks writing
+		}
+	}()
+	select {
+	case err := <-p.done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(60 * time.Second):
+		t.Fatal("aos did not exit")
+		return -1
+	}
+}
+
+var (
+	missionRe = regexp.MustCompile(`● mission ([0-9a-f-]{36})`)
+	approveRe = regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
+)
 
 // baseEnv is a clean environment: no provider keys, a fresh data dir.
 func baseEnv(t *testing.T, modelURL string) []string {
@@ -100,55 +179,14 @@ turns:
 		t.Fatal(err)
 	}
 	env := baseEnv(t, srv.URL())
-	cmd := exec.Command(bin, "run", "--project", repo, "--model", "script:ask", "--criterion", "c", "--network", "open", "objective")
-	cmd.Env = env
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	var mu sync.Mutex
-	var out strings.Builder
-	approveRe := regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			mu.Lock()
-			out.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := approveRe.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	var waitID string
-	select {
-	case waitID = <-found:
-	case <-time.After(60 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("aos run never printed the approve command:\n%s", out.String())
-	}
+	p := start(t, bin, env, "run", "--project", repo, "--model", "script:ask", "--criterion", "c", "--network", "open", "objective")
+	var seen strings.Builder
+	waitID := p.expect(t, approveRe, &seen)[1]
 	if r := run(t, bin, env, "approve", waitID); r.code != 0 {
 		t.Fatalf("aos approve: %d %s", r.code, r.out)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); pw.Close() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-			mu.Lock()
-			defer mu.Unlock()
-			t.Fatalf("aos run exit = %v, want 2 (partial):\n%s", err, out.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("aos run did not finish after the approval")
+	if code := p.exit(t); code != 2 {
+		t.Fatalf("aos run exit = %d, want 2 (partial):\n%s", code, seen.String())
 	}
 }
 
@@ -177,38 +215,11 @@ turns:
 		t.Fatal(err)
 	}
 	env := baseEnv(t, srv.URL())
-	cmd := exec.Command(bin, "run", "--project", repo, "--model", "script:ask", "--criterion", "c", "--network", "open", "objective")
-	cmd.Env = env
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	missionRe := regexp.MustCompile(`● mission ([0-9a-f-]{36})`)
-	approveRe := regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
-	ids := make(chan [2]string, 1)
-	go func() {
-		var mission string
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if m := missionRe.FindStringSubmatch(sc.Text()); m != nil {
-				mission = m[1]
-			}
-			if m := approveRe.FindStringSubmatch(sc.Text()); m != nil {
-				ids <- [2]string{mission, m[1]}
-			}
-		}
-	}()
-	var got [2]string
-	select {
-	case got = <-ids:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no approval request")
-	}
-	_ = cmd.Process.Kill() // SIGKILL: no cleanup, the lease stays taken
-	_ = cmd.Wait()
-	pw.Close()
+	p := start(t, bin, env, "run", "--project", repo, "--model", "script:ask", "--criterion", "c", "--network", "open", "objective")
+	var seen strings.Builder
+	got := [2]string{p.expect(t, missionRe, &seen)[1], p.expect(t, approveRe, &seen)[1]}
+	_ = p.cmd.Process.Kill() // SIGKILL: no cleanup
+	p.exit(t)
 	if r := run(t, bin, env, "approve", got[1]); r.code != 0 {
 		t.Fatalf("aos approve: %s", r.out)
 	}
@@ -237,65 +248,33 @@ turns:
 				t.Fatal(err)
 			}
 			env := baseEnv(t, srv.URL())
-			cmd := exec.Command(bin, "run", "--project", repo, "--model", "script:slow", "--criterion", "c", "objective")
-			cmd.Env = env
-			pr, pw := io.Pipe()
-			cmd.Stdout, cmd.Stderr = pw, pw
-			if err := cmd.Start(); err != nil {
+			p := start(t, bin, env, "run", "--project", repo, "--model", "script:slow", "--criterion", "c", "objective")
+			var seen strings.Builder
+			mission := p.expect(t, missionRe, &seen)[1]
+			p.expect(t, regexp.MustCompile(`→ shell`), &seen)
+			_ = p.cmd.Process.Signal(os.Interrupt)
+			if tc.signals > 1 {
+				p.expect(t, regexp.MustCompile(`cancelling`), &seen)
+				_ = p.cmd.Process.Signal(os.Interrupt)
+			}
+			if code := p.exit(t); code != 130 {
+				t.Fatalf("exit = %d, want 130:\n%s", code, seen.String())
+			}
+			st, err := storeopen.Open(context.Background(), filepath.Join(strings.TrimPrefix(env[2], "AOS_DATA_DIR="), "aos.db"))
+			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = cmd.Process.Kill() })
-			lines := make(chan string, 100)
-			go func() {
-				sc := bufio.NewScanner(pr)
-				for sc.Scan() {
-					lines <- sc.Text()
-				}
-				close(lines)
-			}()
-			var mission string
-			missionRe := regexp.MustCompile(`● mission ([0-9a-f-]{36})`)
-			deadline := time.After(60 * time.Second)
-		wait:
-			for {
-				select {
-				case l := <-lines:
-					if m := missionRe.FindStringSubmatch(l); m != nil {
-						mission = m[1]
-					}
-					if strings.Contains(l, "→ shell") {
-						break wait
-					}
-				case <-deadline:
-					t.Fatal("the shell step never started")
-				}
+			defer st.Close()
+			m, err := st.GetMission(context.Background(), mission)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for i := 0; i < tc.signals; i++ {
-				_ = cmd.Process.Signal(os.Interrupt)
-				if i == 0 && tc.signals > 1 {
-					for l := range lines {
-						if strings.Contains(l, "cancelling") {
-							break
-						}
-					}
-				}
+			if tc.status != "" && m.Status != tc.status {
+				t.Errorf("mission is %s, want %s", m.Status, tc.status)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait(); pw.Close() }()
-			select {
-			case err := <-done:
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-					t.Fatalf("exit = %v, want 130", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("aos run did not stop")
+			if tc.status == "" && (m.Status == "cancelled" || m.Status == "done") {
+				t.Errorf("mission is %s; two Ctrl-C must leave it resumable", m.Status)
 			}
-			r := run(t, bin, env, "waits", "--json") // opens the same database
-			if r.code != 0 {
-				t.Fatalf("aos waits: %s", r.out)
-			}
-			_ = mission
 		})
 	}
 }

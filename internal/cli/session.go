@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/aos-run/aos/internal/config"
@@ -98,15 +100,19 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	}()
 	defer func() { stopWorker(); <-workerDone }()
 
-	sig, stopSig := signalContext(context.Background())
-	defer stopSig()
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
 	tl := newTimeline(s, missionID)
 	tctx, stopTimeline := context.WithCancel(ctx)
 	defer stopTimeline()
 	tlDone := make(chan error, 1)
 	go func() { tlDone <- tl.run(tctx) }()
 
-	cancelled := false
+	// The first Ctrl-C cancels the mission after a short grace, during
+	// which a second Ctrl-C stops aos instead and leaves the mission
+	// resumable (its lease is released at once by the worker's shutdown).
+	var grace <-chan time.Time
 	for {
 		select {
 		case err := <-tlDone:
@@ -114,21 +120,25 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 				return s.finish(ctx, missionID)
 			}
 			return err
-		case <-sig.Done():
-			if cancelled {
-				fmt.Fprintf(s.out, "\nleft the mission resumable: aos resume %s\n", missionID)
-				return &exitError{code: 130, msg: "interrupted; mission left resumable"}
-			}
-			cancelled = true
-			fmt.Fprintln(s.out, "\ncancelling the mission… (Ctrl-C again to leave it resumable instead)")
+		case <-grace:
+			grace = nil
 			if err := s.k.RequestCancel(context.Background(), missionID); err != nil {
 				return err
 			}
-			stopSig()
-			sig, stopSig = signalContext(context.Background())
+		case <-sig:
+			if grace != nil {
+				fmt.Fprintf(s.out, "\nstopped; the mission is resumable: aos resume %s\n", missionID)
+				return &exitError{code: 130, msg: "interrupted; mission left resumable"}
+			}
+			fmt.Fprintf(s.out, "\ncancelling the mission in %s… (Ctrl-C again to stop aos and leave it resumable instead)\n", cancelGrace)
+			grace = time.After(cancelGrace)
 		}
 	}
 }
+
+// cancelGrace is how long a first Ctrl-C waits for a second before the
+// mission is cancelled.
+const cancelGrace = 2 * time.Second
 
 // finish prints the result and turns the status into the exit code.
 func (s *session) finish(ctx context.Context, missionID string) error {
