@@ -91,6 +91,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ mission.Princi
 // stream replays, then forwards live events until the client leaves, falls
 // behind or loses its token. It returns the close code and reason.
 func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, cursor int64, missionID string) (websocket.StatusCode, string) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	send := func(e mission.Event) error {
 		b, err := json.Marshal(e)
 		if err != nil {
@@ -100,9 +102,23 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 		defer cancel()
 		return c.Write(wctx, websocket.MessageText, b)
 	}
+	// Subscribe before replaying, so nothing committed meanwhile is lost;
+	// what arrives twice (replayed and live) is skipped by id.
+	live, err := s.hub.subscribe(ctx, missionID)
+	if err != nil {
+		return failed(ctx)
+	}
+	defer s.hub.unsubscribe(live)
+	go func() {
+		select {
+		case <-live.end: // dropped by the hub: a blocked write must end too
+			cancel(live.err)
+		case <-ctx.Done():
+		}
+	}()
 	evs, err := s.svc.ReplayEvents(ctx, cursor, missionID, MaxReplay+1)
 	if err != nil {
-		return websocket.StatusInternalError, "replay failed"
+		return failed(ctx)
 	}
 	gap := len(evs) > MaxReplay
 	if gap {
@@ -110,23 +126,39 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 	}
 	for _, e := range evs {
 		if err := send(e); err != nil {
-			return websocket.StatusGoingAway, ""
+			return ended(ctx)
 		}
 		cursor = e.ID
 	}
 	if gap {
 		latest, err := s.svc.LatestEventID(ctx)
 		if err != nil {
-			return websocket.StatusInternalError, "replay failed"
+			return failed(ctx)
 		}
 		if err := send(notice(Notice{Code: "gap", Message: "more than 5000 events to replay; refetch and resume from latestId", LatestID: latest})); err != nil {
-			return websocket.StatusGoingAway, ""
+			return ended(ctx)
 		}
 		cursor = latest
+	} else {
+		// Catch up with what committed during the replay, up to where the
+		// live subscription certainly starts.
+		for {
+			evs, err := s.svc.ReplayEvents(ctx, cursor, missionID, 500)
+			if err != nil {
+				return failed(ctx)
+			}
+			for _, e := range evs {
+				if err := send(e); err != nil {
+					return ended(ctx)
+				}
+				cursor = e.ID
+			}
+			if len(evs) < 500 {
+				break
+			}
+		}
 	}
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	out := make(chan mission.Event, s.opts.SendBuffer)
 	push := func(e mission.Event) error {
 		select {
@@ -137,12 +169,6 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 			return errSlowConsumer
 		}
 	}
-	go func() {
-		err := s.svc.ListenEvents(ctx, cursor, missionID, push)
-		if err != nil && ctx.Err() == nil {
-			cancel(err)
-		}
-	}()
 	transient := s.svc.SubscribeTransient(ctx, missionID)
 	recheck := time.NewTicker(s.opts.AuthRecheck)
 	defer recheck.Stop()
@@ -150,6 +176,14 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 		select {
 		case <-ctx.Done():
 			return ended(ctx)
+		case e := <-live.ch:
+			if e.ID <= cursor {
+				continue // already sent by the replay
+			}
+			cursor = e.ID
+			if err := send(e); err != nil {
+				return ended(ctx)
+			}
 		case e := <-out:
 			if err := send(e); err != nil {
 				return ended(ctx)
@@ -173,8 +207,20 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 
 // ended says why a stream stopped: a slow consumer is told so (1008).
 func ended(ctx context.Context) (websocket.StatusCode, string) {
-	if errors.Is(context.Cause(ctx), errSlowConsumer) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errSlowConsumer):
 		return websocket.StatusPolicyViolation, "slow consumer"
+	case errors.Is(cause, errHubStopped):
+		return websocket.StatusTryAgainLater, "event listener stopped; reconnect with your cursor"
 	}
 	return websocket.StatusGoingAway, ""
+}
+
+// failed says why the replay stopped: the stream ended, or the database
+// failed (1011).
+func failed(ctx context.Context) (websocket.StatusCode, string) {
+	if ctx.Err() != nil {
+		return ended(ctx)
+	}
+	return websocket.StatusInternalError, "replay failed"
 }

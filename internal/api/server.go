@@ -37,6 +37,7 @@ type Server struct {
 	opts      Options
 	mux       *http.ServeMux
 	routes    []Route
+	hub       *hub
 	wsClients atomic.Int64
 }
 
@@ -61,7 +62,7 @@ func New(svc *mission.Service, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux()}
+	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux(), hub: newHub(svc, opts.SendBuffer)}
 	s.routes = s.table()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+Prefix+rt.Pattern, s.wrap(rt))
