@@ -27,7 +27,8 @@ import (
 //
 // Protocol: one JSON mission.Event per text frame. On connect the server
 // replays persisted events with id > cursor (cursor absent: none, live
-// only), at most MaxReplay. If more remain it sends system.notice
+// only), at most MaxReplay. Live events come from one shared listener per
+// server (hub.go), not one database poll per socket. If more remain it sends system.notice
 // {code:"gap", latestId} and goes on live from latestId: the client
 // refetches state over REST. Then live events follow as they commit, and
 // this process's transient events (model.delta) with id -1. A client that
@@ -102,8 +103,10 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 		defer cancel()
 		return c.Write(wctx, websocket.MessageText, b)
 	}
-	// Subscribe before replaying, so nothing committed meanwhile is lost;
-	// what arrives twice (replayed and live) is skipped by id.
+	// Subscribe before replaying: an event the hub publishes after this
+	// point comes live; one it published before had committed, so the
+	// replay (which runs after this point) reads it. Nothing falls between,
+	// and what arrives both ways is skipped by id.
 	live, err := s.hub.subscribe(ctx, missionID)
 	if err != nil {
 		return failed(ctx)
@@ -139,24 +142,6 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 			return ended(ctx)
 		}
 		cursor = latest
-	} else {
-		// Catch up with what committed during the replay, up to where the
-		// live subscription certainly starts.
-		for {
-			evs, err := s.svc.ReplayEvents(ctx, cursor, missionID, 500)
-			if err != nil {
-				return failed(ctx)
-			}
-			for _, e := range evs {
-				if err := send(e); err != nil {
-					return ended(ctx)
-				}
-				cursor = e.ID
-			}
-			if len(evs) < 500 {
-				break
-			}
-		}
 	}
 
 	out := make(chan mission.Event, s.opts.SendBuffer)

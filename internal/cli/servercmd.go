@@ -47,7 +47,10 @@ func NewServerCmd(version string) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version})
+			// One shared event listener serves every socket (api's hub), and
+			// it stops while none is open, so a short event poll costs one
+			// small query per 10 ms only while someone is watching.
+			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, EventPoll: 10 * time.Millisecond})
 			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Version: version, Getenv: os.Getenv, Logger: log})
 			if ts, err := svc.ListTokens(ctx); err == nil && !slices.ContainsFunc(ts, func(t mission.Token) bool { return t.RevokedAt == 0 }) {
 				fmt.Fprintln(cmd.ErrOrStderr(), "aos server: no live API token; every route but /api/v1/health will answer 401. Create one with: aos token create")
