@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv("AOS_TEST_CHILD"); role != "" {
 		os.Exit(runChild(role))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 }
 
 // env is one engine test: a database, a kernel, a scripted model server, a

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
@@ -18,7 +20,11 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv("AOS_TEST_CHILD"); role != "" {
 		os.Exit(runChild(role))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m,
+		// database/sql's connection opener lives as long as a pool, and pools
+		// of the cached test template may outlive a test by design.
+		goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+	)
 }
 
 // fastOpts are kernel options with short timings, so tests do not wait on
