@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -295,5 +297,62 @@ func TestDoctor(t *testing.T) {
 	r = run(t, bin, []string{"PATH=/nonexistent", "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + t.TempDir()}, "doctor")
 	if r.code == 0 || !strings.Contains(r.out, "FAIL sandbox") {
 		t.Fatalf("doctor without bwrap exited %d:\n%s", r.code, r.out)
+	}
+}
+
+// TestUp: aos up runs a worker as a child process (its heartbeat row
+// appears), restarts it when it is killed, and Ctrl-C stops everything.
+func TestUp(t *testing.T) {
+	bin := buildAOS(t)
+	dataDir := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + dataDir}
+	p := start(t, bin, env, "up")
+	var seen strings.Builder
+	p.expect(t, regexp.MustCompile(`up on `), &seen)
+	st, err := storeopen.Open(context.Background(), filepath.Join(dataDir, "aos.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	workers := func() []string {
+		ws, _ := st.ListWorkers(context.Background())
+		var ids []string
+		for _, w := range ws {
+			ids = append(ids, w.ID)
+		}
+		return ids
+	}
+	waitIDs := func(what string, ok func([]string) bool) []string {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if ids := workers(); ok(ids) {
+				return ids
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("timed out waiting for %s; workers: %v\n%s", what, workers(), seen.String())
+		return nil
+	}
+	first := waitIDs("a worker", func(ids []string) bool { return len(ids) == 1 })
+	var pid int
+	if _, err := fmt.Sscanf(first[0][strings.LastIndex(first[0], "-")+1:], "%d", &pid); err != nil {
+		t.Fatalf("worker id %q has no pid", first[0])
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL) // a crash: no cleanup
+	p.expect(t, regexp.MustCompile(`worker exited .*restarting`), &seen)
+	waitIDs("the restarted worker", func(ids []string) bool {
+		for _, id := range ids {
+			if id != first[0] {
+				return true
+			}
+		}
+		return false
+	})
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("aos up exit = %d:\n%s", code, seen.String())
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("the killed worker %d still exists", pid)
 	}
 }

@@ -41,33 +41,41 @@ func newWorkerCmd(version string) *cobra.Command {
 		Use:   "worker",
 		Short: "Claim and execute runs until interrupted; Ctrl-C hands runs over to another worker",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runWorker(cmd, version, false) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runWorker(cmd, version) },
 	}
 }
 
 func newUpCmd(version string) *cobra.Command {
 	return &cobra.Command{
 		Use:   "up",
-		Short: "Run aos on this machine: a worker on the embedded database in AOS_DATA_DIR",
-		Long: "up runs a worker on the embedded SQLite database in AOS_DATA_DIR (or on AOS_DATABASE_URL).\n" +
-			"The HTTP server and its console join it in a later release.",
+		Short: "Run aos on this machine: its processes as supervised children, on the embedded database in AOS_DATA_DIR",
+		Long: "up runs `aos worker` as a child process on the embedded SQLite database in AOS_DATA_DIR (or on\n" +
+			"AOS_DATABASE_URL), restarts it with backoff if it crashes, and stops it cleanly on Ctrl-C.\n" +
+			"The HTTP server joins it as a second child when it lands.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runWorker(cmd, version, true) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, _, err := env(os.Stderr)
+			if err != nil {
+				return err
+			}
+			where := cfg.DataDir
+			if cfg.DatabaseURL != "" {
+				where = "PostgreSQL (AOS_DATABASE_URL)"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; Ctrl-C to stop\n", version, where)
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			superviseAll(ctx, cmd.OutOrStdout(), map[string][]string{"worker": {"worker"}})
+			return nil
+		},
 	}
 }
 
-// runWorker runs a worker until SIGINT/SIGTERM; announce prints where.
-func runWorker(cmd *cobra.Command, version string, announce bool) error {
+// runWorker runs a worker until SIGINT/SIGTERM.
+func runWorker(cmd *cobra.Command, version string) error {
 	cfg, log, err := env(os.Stderr)
 	if err != nil {
 		return err
-	}
-	if announce {
-		where := cfg.DataDir
-		if cfg.DatabaseURL != "" {
-			where = "PostgreSQL (AOS_DATABASE_URL)"
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "aos %s: worker up on %s; Ctrl-C to stop\n", version, where)
 	}
 	ctx, stop := signalContext(cmd.Context())
 	defer stop()
