@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +228,7 @@ func TestWaits(t *testing.T) {
 		if len(ws) != 0 {
 			t.Fatalf("still pending: %+v", ws)
 		}
+		b.auditHas("wait.resolve wait.resolve mission.create")
 	})
 }
 
@@ -251,6 +253,7 @@ func TestPolicyRules(t *testing.T) {
 		}
 		b.ok("DELETE", "/policy/rules/"+r.ID, nil, nil)
 		b.fails("DELETE", "/policy/rules/"+r.ID, nil, 404, "not_found")
+		b.auditHas("policy.delete policy.add policy.add")
 	})
 }
 
@@ -333,4 +336,22 @@ func TestSystemStatus(t *testing.T) {
 			t.Fatal("alive with only a stale worker")
 		}
 	})
+}
+
+// auditHas checks the newest audit actions, newest first; refused requests
+// leave none.
+func (b *bundle) auditHas(want string) {
+	b.t.Helper()
+	var audit []mission.AuditEntry
+	b.ok("GET", "/system/audit?limit="+strconv.Itoa(len(strings.Fields(want))), nil, &audit)
+	var got []string
+	for _, a := range audit {
+		if !strings.HasPrefix(a.Actor, "token:tok_") {
+			b.t.Errorf("audit actor %q", a.Actor)
+		}
+		got = append(got, a.Action)
+	}
+	if strings.Join(got, " ") != want {
+		b.t.Fatalf("audit %q, want %q", strings.Join(got, " "), want)
+	}
 }
