@@ -41,6 +41,7 @@ type apiError struct {
 	msg    string
 }
 
+// Error describes the refusal.
 func (e *apiError) Error() string { return "api: " + e.code + ": " + e.msg }
 
 // errorBody is every error response's shape.

@@ -32,6 +32,7 @@ type Error struct {
 	Err  error
 }
 
+// Error returns "mission: <code>: <message>".
 func (e *Error) Error() string {
 	s := "mission: " + string(e.Code)
 	if e.Msg != "" {

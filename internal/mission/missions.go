@@ -104,8 +104,8 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if b.USD < 0 || b.Turns < 0 || b.WallSec < 0 {
 		return Mission{}, invalid("budgets must not be negative")
 	}
-	if len(req.Title) > 200 {
-		return Mission{}, invalid("title is longer than 200 bytes")
+	if len(req.Title) > 200 || len(req.ProjectID) > 200 {
+		return Mission{}, invalid("title and projectId must be at most 200 bytes")
 	}
 	if err := s.checkDailyCap(ctx); err != nil {
 		return Mission{}, err
