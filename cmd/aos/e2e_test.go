@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -300,15 +302,38 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-// TestUp: aos up runs a worker as a child process (its heartbeat row
-// appears), restarts it when it is killed, and Ctrl-C stops everything.
+// TestUp: aos up runs the server and a worker as child processes (the
+// health route answers; the worker's heartbeat row appears), restarts the
+// worker when it is killed, and Ctrl-C stops everything.
 func TestUp(t *testing.T) {
 	bin := buildAOS(t)
 	dataDir := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + dataDir}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + dataDir, "AOS_ADDR=" + addr}
 	p := start(t, bin, env, "up")
 	var seen strings.Builder
 	p.expect(t, regexp.MustCompile(`up on `), &seen)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/api/v1/health")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), `"agent":"aos"`) {
+				t.Fatalf("health = %d %s", resp.StatusCode, body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never answered: %v\n%s", err, seen.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	st, err := storeopen.Open(context.Background(), filepath.Join(dataDir, "aos.db"))
 	if err != nil {
 		t.Fatal(err)

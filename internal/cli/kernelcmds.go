@@ -48,10 +48,10 @@ func newWorkerCmd(version string) *cobra.Command {
 func newUpCmd(version string) *cobra.Command {
 	return &cobra.Command{
 		Use:   "up",
-		Short: "Run aos on this machine: its processes as supervised children, on the embedded database in AOS_DATA_DIR",
-		Long: "up runs `aos worker` as a child process on the embedded SQLite database in AOS_DATA_DIR (or on\n" +
-			"AOS_DATABASE_URL), restarts it with backoff if it crashes, and stops it cleanly on Ctrl-C.\n" +
-			"The HTTP server joins it as a second child when it lands.",
+		Short: "Run aos on this machine: `aos server` and `aos worker` as supervised children, on the embedded database in AOS_DATA_DIR",
+		Long: "up runs `aos server` and `aos worker` as two child processes on the embedded SQLite database in\n" +
+			"AOS_DATA_DIR (or on AOS_DATABASE_URL), restarts a crashed child with backoff, and stops both cleanly\n" +
+			"on Ctrl-C. The API listens on AOS_ADDR (127.0.0.1:8640); create a token with `aos token create`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, _, err := env(os.Stderr)
@@ -62,10 +62,14 @@ func newUpCmd(version string) *cobra.Command {
 			if cfg.DatabaseURL != "" {
 				where = "PostgreSQL (AOS_DATABASE_URL)"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; Ctrl-C to stop\n", version, where)
+			addr := os.Getenv("AOS_ADDR")
+			if addr == "" {
+				addr = "127.0.0.1:8640"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at http://%s/api/v1 (aos token create); Ctrl-C to stop\n", version, where, addr)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			superviseAll(ctx, cmd.OutOrStdout(), map[string][]string{"worker": {"worker"}})
+			superviseAll(ctx, cmd.OutOrStdout(), map[string][]string{"server": {"server"}, "worker": {"worker"}})
 			return nil
 		},
 	}

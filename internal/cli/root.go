@@ -37,6 +37,8 @@ func NewRootCmd(version string) *cobra.Command {
 		newDemoCmd(version),
 		newWaitsCmd(),
 		newDoctorCmd(),
+		NewServerCmd(version),
+		NewTokenCmd(),
 		newResolveCmd("approve"),
 		newResolveCmd("deny"),
 		newResolveCmd("answer"),
