@@ -11,9 +11,10 @@ if [ -z "${AOS_TEST_POSTGRES_URL:-}" ]; then
   AOS_TEST_POSTGRES_URL=$(scripts/pgcluster.sh start "$dir")
   export AOS_TEST_POSTGRES_URL
 fi
-# Race detector on the durable core; the rest without it (the sandbox and
-# provider suites spawn many processes and run long under -race).
-race_pkgs=$(go list ./internal/kernel/... ./internal/store/...)
-other_pkgs=$(go list ./... | grep -v -e '/internal/kernel' -e '/internal/store')
+# Race detector on the kernel, store, engine and server packages; the rest
+# without it (the sandbox, tool and provider suites have their own -race runs
+# in development and spawn many processes).
+race_pkgs=$(go list ./internal/kernel/... ./internal/store/... ./internal/engine/... ./internal/api/... ./internal/mission/...)
+other_pkgs=$(go list ./... | grep -v -e '/internal/kernel' -e '/internal/store' -e '/internal/engine' -e '/internal/api' -e '/internal/mission')
 go test -race -count=1 -timeout 20m "$@" $race_pkgs
 go test -count=1 -timeout 20m "$@" $other_pkgs
