@@ -104,8 +104,10 @@ type Queries interface {
 	// DueWaits lists pending waits whose resolve_by is at or before now.
 	DueWaits(ctx context.Context, now int64, limit int) ([]Wait, error)
 
-	// InsertEvent appends a persisted event and returns its id. Event ids
-	// increase in commit order, so a cursor reader never skips one.
+	// InsertEvent appends a persisted event and returns its row id.
+	// ListEvents and LatestEventID speak in cursor positions, which
+	// increase in the order events become visible, so a cursor reader never
+	// skips one (on SQLite a position is the row id).
 	InsertEvent(ctx context.Context, e Event) (int64, error)
 	ListEvents(ctx context.Context, p ListEventsParams) ([]Event, error)
 	LatestEventID(ctx context.Context) (int64, error)

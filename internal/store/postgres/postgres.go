@@ -1,10 +1,12 @@
 // Package postgres is the scale-out store driver: every server and worker on
 // every machine points AOS_DATABASE_URL at one PostgreSQL, through pgx.
 //
-// Claims use FOR UPDATE SKIP LOCKED. Event ids are kept in commit order by a
-// transaction-scoped advisory lock taken just before each event insert, so a
-// cursor reader can never pass an id that a slower transaction commits
-// later. Idle workers are woken by NOTIFY on aos_work when a run becomes
+// Claims use FOR UPDATE SKIP LOCKED. Readers see events by position, not by
+// id: ids are allocated in insert order, which is not commit order, so a
+// cursor over ids could pass an event a slower transaction commits later.
+// Positions are assigned after commit, in batches, by one sequencer at a
+// time (see sqlstore.Dialect.Sequence), so writers never wait for each
+// other's commits. Idle workers are woken by NOTIFY on aos_work when a run becomes
 // claimable, with a slow poll behind it in case a notification is lost.
 // Event readers poll (every 50 ms by default): a NOTIFY per event would take
 // PostgreSQL's global notify lock in every step's commit, which measured as
@@ -65,11 +67,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: connect: %w", redact(err, url))
 	}
 	d := sqlstore.Dialect{
-		Name:        "postgres",
-		SkipLocked:  "FOR UPDATE SKIP LOCKED",
-		RowLock:     "FOR NO KEY UPDATE",
-		BeforeEvent: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", eventLockKey),
-		Transient:   transient,
+		Name:       "postgres",
+		SkipLocked: "FOR UPDATE SKIP LOCKED",
+		RowLock:    "FOR NO KEY UPDATE",
+		EventPos:   "pos",
+		Sequence: fmt.Sprintf(`WITH lock AS (SELECT pg_try_advisory_xact_lock(%d) AS ok),
+todo AS (SELECT id FROM events WHERE pos IS NULL AND (SELECT ok FROM lock) ORDER BY id LIMIT 10000)
+UPDATE events SET pos = nextval('event_pos_seq') FROM todo WHERE events.id = todo.id`, eventLockKey),
+		Transient: transient,
 	}
 	return &Store{DB: sqlstore.New(db, d), url: url}, nil
 }

@@ -77,7 +77,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", Transient: transient}), path: abs}, nil
+	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient}), path: abs}, nil
 }
 
 // Path returns the database file's absolute path.

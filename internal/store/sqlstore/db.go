@@ -26,10 +26,20 @@ type Dialect struct {
 	// "FOR NO KEY UPDATE"; SQLite's immediate transaction already holds
 	// the database's write lock).
 	RowLock string
-	// BeforeEvent runs in the same transaction before an event insert, to
-	// keep event ids in commit order (PostgreSQL: a transaction-scoped
-	// advisory lock). Empty for SQLite, whose single writer already does.
+	// BeforeEvent runs in the same transaction before an event insert.
+	// Empty for both drivers today.
 	BeforeEvent string
+	// EventPos is the column readers order events by and use as the
+	// cursor: "id" on SQLite, whose single writer commits ids in order;
+	// "pos" on PostgreSQL, assigned after commit by Sequence.
+	EventPos string
+	// Sequence, when set, is one statement run before reading events: it
+	// gives every committed event without a position the next positions,
+	// under a transaction-scoped try-lock so that one sequencer runs at a
+	// time. Positions are therefore handed out in batches that become
+	// visible atomically and in order, and a reader's cursor never passes
+	// an event that commits later, while writers commit concurrently.
+	Sequence string
 	// AfterEvent runs after an event insert (PostgreSQL: pg_notify, which
 	// is delivered at commit). Empty for SQLite.
 	AfterEvent string

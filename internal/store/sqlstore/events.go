@@ -8,7 +8,21 @@ import (
 	"github.com/aos-run/aos/internal/store"
 )
 
-const eventCols = `id, mission_id, run_id, seq, kind, payload, trust, created_at`
+// eventCols selects an event with its cursor position as its id.
+func (q *queries) eventCols() string {
+	return q.d.EventPos + `, mission_id, run_id, seq, kind, payload, trust, created_at`
+}
+
+// sequence assigns positions to committed events that have none.
+func (q *queries) sequence(ctx context.Context) error {
+	if q.d.Sequence == "" {
+		return nil
+	}
+	if _, err := q.q.ExecContext(ctx, q.d.Sequence); err != nil {
+		return fmt.Errorf("sequence events: %w", err)
+	}
+	return nil
+}
 
 func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error) {
 	if q.d.BeforeEvent != "" {
@@ -45,10 +59,14 @@ func (q *queries) ListEvents(ctx context.Context, p store.ListEventsParams) ([]s
 	}
 	var rows *sql.Rows
 	var err error
+	if err := q.sequence(ctx); err != nil {
+		return nil, err
+	}
+	pos := q.d.EventPos
 	if p.MissionID != "" {
-		rows, err = q.q.QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE mission_id = $1 AND id > $2 ORDER BY id LIMIT $3`, p.MissionID, p.After, limit)
+		rows, err = q.q.QueryContext(ctx, `SELECT `+q.eventCols()+` FROM events WHERE mission_id = $1 AND `+pos+` > $2 ORDER BY `+pos+` LIMIT $3`, p.MissionID, p.After, limit)
 	} else {
-		rows, err = q.q.QueryContext(ctx, `SELECT `+eventCols+` FROM events WHERE id > $1 ORDER BY id LIMIT $2`, p.After, limit)
+		rows, err = q.q.QueryContext(ctx, `SELECT `+q.eventCols()+` FROM events WHERE `+pos+` > $1 ORDER BY `+pos+` LIMIT $2`, p.After, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
@@ -74,7 +92,10 @@ func (q *queries) ListEvents(ctx context.Context, p store.ListEventsParams) ([]s
 
 func (q *queries) LatestEventID(ctx context.Context) (int64, error) {
 	var id sql.NullInt64
-	if err := q.q.QueryRowContext(ctx, `SELECT MAX(id) FROM events`).Scan(&id); err != nil {
+	if err := q.sequence(ctx); err != nil {
+		return 0, err
+	}
+	if err := q.q.QueryRowContext(ctx, `SELECT MAX(`+q.d.EventPos+`) FROM events`).Scan(&id); err != nil {
 		return 0, fmt.Errorf("latest event id: %w", err)
 	}
 	return id.Int64, nil
