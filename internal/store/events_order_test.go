@@ -44,43 +44,66 @@ func TestEventCursorNeverSkipsAnEvent(t *testing.T) {
 		}
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
-		seen := map[string]int{}
-		var cursor int64
-		read := func() int {
-			evs, err := s.ListEvents(ctx, store.ListEventsParams{After: cursor, MissionID: "m", Limit: 7})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range evs {
-				if e.ID <= cursor {
-					t.Fatalf("position %d after cursor %d", e.ID, cursor)
+		// Several readers at once: on PostgreSQL each read also runs the
+		// sequencer, so sequencers race too.
+		const readers = 3
+		seen := make([]map[string]int, readers)
+		cursors := make([]int64, readers)
+		var rwg sync.WaitGroup
+		for r := 0; r < readers; r++ {
+			seen[r] = map[string]int{}
+			rwg.Add(1)
+			go func() {
+				defer rwg.Done()
+				read := func() int {
+					evs, err := s.ListEvents(ctx, store.ListEventsParams{After: cursors[r], MissionID: "m", Limit: 7})
+					if err != nil {
+						t.Error(err)
+						return 0
+					}
+					for _, e := range evs {
+						if e.ID <= cursors[r] {
+							t.Errorf("reader %d: position %d after cursor %d", r, e.ID, cursors[r])
+						}
+						cursors[r] = e.ID
+						seen[r][string(e.Payload)]++
+					}
+					return len(evs)
 				}
-				cursor = e.ID
-				seen[string(e.Payload)]++
+				for running := true; running; {
+					select {
+					case <-done:
+						running = false
+					default:
+						read()
+					}
+				}
+				// After the writers: another reader may be assigning the last
+				// positions right now (then this one's try-lock fails and
+				// its read finds nothing yet), so drain until all are seen
+				// or a deadline passes.
+				deadline := time.Now().Add(10 * time.Second)
+				for len(seen[r]) < writers*each && time.Now().Before(deadline) {
+					if read() == 0 {
+						time.Sleep(5 * time.Millisecond)
+					}
+				}
+			}()
+		}
+		rwg.Wait()
+		for r := 0; r < readers; r++ {
+			if len(seen[r]) != writers*each {
+				t.Fatalf("reader %d saw %d distinct events, want %d: a cursor skipped some", r, len(seen[r]), writers*each)
 			}
-			return len(evs)
-		}
-		for running := true; running; {
-			select {
-			case <-done:
-				running = false
-			default:
-				read()
-			}
-		}
-		for read() > 0 {
-		}
-		if len(seen) != writers*each {
-			t.Fatalf("reader saw %d distinct events, want %d: a cursor skipped some", len(seen), writers*each)
-		}
-		for k, n := range seen {
-			if n != 1 {
-				t.Errorf("event %s seen %d times", k, n)
+			for k, n := range seen[r] {
+				if n != 1 {
+					t.Errorf("reader %d saw event %s %d times", r, k, n)
+				}
 			}
 		}
 		latest, err := s.LatestEventID(ctx)
-		if err != nil || latest != cursor {
-			t.Errorf("LatestEventID = %d (%v), want the last position %d", latest, err, cursor)
+		if err != nil || latest != cursors[0] {
+			t.Errorf("LatestEventID = %d (%v), want the last position %d", latest, err, cursors[0])
 		}
 	})
 }

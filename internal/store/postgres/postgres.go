@@ -73,7 +73,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		EventPos:   "pos",
 		Sequence: fmt.Sprintf(`WITH lock AS (SELECT pg_try_advisory_xact_lock(%d) AS ok),
 todo AS (SELECT id FROM events WHERE pos IS NULL AND (SELECT ok FROM lock) ORDER BY id LIMIT 10000)
-UPDATE events SET pos = nextval('event_pos_seq') FROM todo WHERE events.id = todo.id`, eventLockKey),
+UPDATE events SET pos = nextval('event_pos_seq') FROM todo WHERE events.id = todo.id AND events.pos IS NULL`, eventLockKey),
 		Transient: transient,
 	}
 	return &Store{DB: sqlstore.New(db, d), url: url}, nil

@@ -38,7 +38,11 @@ type Dialect struct {
 	// under a transaction-scoped try-lock so that one sequencer runs at a
 	// time. Positions are therefore handed out in batches that become
 	// visible atomically and in order, and a reader's cursor never passes
-	// an event that commits later, while writers commit concurrently.
+	// an event that commits later, while writers commit concurrently. The
+	// statement's snapshot predates its lock, so the UPDATE itself must
+	// re-check that a row still has no position (READ COMMITTED re-evaluates
+	// its WHERE on rows a previous sequencer changed), or an event could be
+	// given a second position and be delivered twice.
 	Sequence string
 	// AfterEvent runs after an event insert (PostgreSQL: pg_notify, which
 	// is delivered at commit). Empty for SQLite.
