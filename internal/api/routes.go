@@ -20,6 +20,8 @@ func (s *Server) table() []Route {
 		{Method: "GET", Pattern: "/runs/{id}", Scope: r, handle: s.getRun},
 		{Method: "GET", Pattern: "/runs/{id}/steps", Scope: r, handle: s.listSteps},
 		{Method: "POST", Pattern: "/runs/{id}/message", Scope: w, handle: s.postMessage},
+		{Method: "GET", Pattern: "/runs/{id}/artifacts", Scope: r, handle: s.listArtifacts},
+		{Method: "GET", Pattern: "/artifacts/{sha256}", Scope: r, handle: s.downloadArtifact},
 		{Method: "GET", Pattern: "/waits", Scope: r, handle: s.listWaits},
 		{Method: "POST", Pattern: "/waits/{id}/resolve", Scope: w, handle: s.resolveWait},
 		{Method: "GET", Pattern: "/policy/rules", Scope: r, handle: s.listRules},

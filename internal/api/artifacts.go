@@ -1,0 +1,36 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/aos-run/aos/internal/mission"
+)
+
+func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request, _ mission.Principal) error {
+	as, err := s.svc.ListArtifacts(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, as)
+	return nil
+}
+
+// downloadArtifact serves an artifact's bytes as an attachment: always
+// application/octet-stream with nosniff, so that no browser renders tool
+// output (which may carry HTML or scripts) in the console's origin.
+func (s *Server) downloadArtifact(w http.ResponseWriter, r *http.Request, _ mission.Principal) error {
+	f, a, err := s.svc.OpenArtifact(r.Context(), r.PathValue("sha256"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Disposition", `attachment; filename="`+mission.DownloadName(r.URL.Query().Get("name"), a.Name)+`"`)
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cache-Control", "private, no-store")
+	http.ServeContent(w, r, "", time.UnixMilli(a.CreatedAt), f)
+	return nil
+}
