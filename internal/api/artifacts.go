@@ -34,3 +34,12 @@ func (s *Server) downloadArtifact(w http.ResponseWriter, r *http.Request, _ miss
 	http.ServeContent(w, r, "", time.UnixMilli(a.CreatedAt), f)
 	return nil
 }
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request, _ mission.Principal) error {
+	ms, err := s.svc.ListModels(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ms)
+	return nil
+}

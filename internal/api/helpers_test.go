@@ -57,6 +57,7 @@ type bundle struct {
 
 type setupOpts struct {
 	api api.Options
+	env map[string]string // added to (or, with "", removed from) the service's environment
 }
 
 func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
@@ -69,6 +70,9 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	k := kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond, EventPoll: 20 * time.Millisecond, Logger: log})
 	env := map[string]string{"ANTHROPIC_API_KEY": fakeAnthropicKey, "OPENAI_API_KEY": fakeOpenAIKey}
+	for k, v := range opts.env {
+		env[k] = v
+	}
 	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver, logs: logs}
 	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log})
 	opts.api.Logger = log

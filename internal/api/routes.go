@@ -28,6 +28,7 @@ func (s *Server) table() []Route {
 		{Method: "POST", Pattern: "/policy/rules", Scope: w, handle: s.addRule},
 		{Method: "DELETE", Pattern: "/policy/rules/{id}", Scope: w, handle: s.deleteRule},
 		{Method: "GET", Pattern: "/spend", Scope: r, handle: s.spend},
+		{Method: "GET", Pattern: "/models", Scope: r, handle: s.listModels},
 		{Method: "GET", Pattern: "/system/status", Scope: r, handle: s.status},
 		{Method: "GET", Pattern: "/system/audit", Scope: r, handle: s.audit},
 		{Method: "GET", Pattern: "/events", Scope: r, handle: s.events},

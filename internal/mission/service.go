@@ -18,8 +18,9 @@ type Options struct {
 	WorkspaceRoot string
 	// Version is reported by Status.
 	Version string
-	// Getenv reads provider key presence (os.Getenv in production). The
-	// values are only ever compared with "".
+	// Getenv reads the environment (os.Getenv in production): provider key
+	// presence for Status, and keys and base URLs for the model adapters
+	// that list models. A key is never returned, logged or stored.
 	Getenv func(string) string
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
@@ -30,9 +31,10 @@ type Options struct {
 // Service is the mission service over one kernel. It is safe for concurrent
 // use.
 type Service struct {
-	k    *kernel.Kernel
-	st   store.Store
-	opts Options
+	k      *kernel.Kernel
+	st     store.Store
+	opts   Options
+	models modelCache
 }
 
 // New returns a service over k.
