@@ -381,3 +381,20 @@ func TestUp(t *testing.T) {
 		t.Errorf("the killed worker %d still exists", pid)
 	}
 }
+
+// TestSettingsCommand: aos settings set writes only the flags given; a bad
+// value is refused and changes nothing.
+func TestSettingsCommand(t *testing.T) {
+	bin := buildAOS(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + t.TempDir()}
+	if r := run(t, bin, env, "settings", "set", "--daily-budget-usd", "3", "--default-model", "claude-haiku-5-5"); r.code != 0 {
+		t.Fatalf("set: %d %s", r.code, r.out)
+	}
+	if r := run(t, bin, env, "settings", "set", "--daily-budget-usd", "2", "--default-effort", "extreme"); r.code == 0 {
+		t.Fatalf("a bad effort was accepted: %s", r.out)
+	}
+	r := run(t, bin, env, "settings")
+	if r.code != 0 || !strings.Contains(r.out, `"dailyBudgetUsd": 3`) || !strings.Contains(r.out, `"defaultModel": "claude-haiku-5-5"`) {
+		t.Fatalf("settings after a refused change:\n%s", r.out)
+	}
+}

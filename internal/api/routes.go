@@ -29,6 +29,8 @@ func (s *Server) table() []Route {
 		{Method: "DELETE", Pattern: "/policy/rules/{id}", Scope: w, handle: s.deleteRule},
 		{Method: "GET", Pattern: "/spend", Scope: r, handle: s.spend},
 		{Method: "GET", Pattern: "/models", Scope: r, handle: s.listModels},
+		{Method: "GET", Pattern: "/settings", Scope: r, handle: s.getSettings},
+		{Method: "PUT", Pattern: "/settings", Scope: w, handle: s.putSettings},
 		{Method: "GET", Pattern: "/system/status", Scope: r, handle: s.status},
 		{Method: "GET", Pattern: "/system/audit", Scope: r, handle: s.audit},
 		{Method: "GET", Pattern: "/events", Scope: r, handle: s.events},

@@ -39,6 +39,7 @@ func NewRootCmd(version string) *cobra.Command {
 		newDoctorCmd(),
 		NewServerCmd(version),
 		NewTokenCmd(),
+		newSettingsCmd(),
 		newResolveCmd("approve"),
 		newResolveCmd("deny"),
 		newResolveCmd("answer"),

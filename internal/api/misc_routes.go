@@ -43,3 +43,25 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request, _ mission.Pr
 	writeJSON(w, http.StatusOK, ms)
 	return nil
 }
+
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request, _ mission.Principal) error {
+	st, err := s.svc.GetSettings(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func (s *Server) putSettings(w http.ResponseWriter, r *http.Request, p mission.Principal) error {
+	var req mission.Settings
+	if err := decodeBody(w, r, &req, false); err != nil {
+		return err
+	}
+	st, err := s.svc.PutSettings(r.Context(), p.Actor(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aos-run/aos/internal/mission"
+)
+
+// newSettingsCmd returns `aos settings [set …]`: the owner's settings, on
+// the database directly (local administrator), audited like the API.
+func newSettingsCmd() *cobra.Command {
+	show := func(cmd *cobra.Command, st mission.Settings) error {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	cmd := &cobra.Command{
+		Use:   "settings",
+		Short: "Show the settings (daily cap, mission defaults); `aos settings set` changes them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withService(cmd.Context(), func(ctx context.Context, svc *mission.Service) error {
+				st, err := svc.GetSettings(ctx)
+				if err != nil {
+					return err
+				}
+				return show(cmd, st)
+			})
+		},
+	}
+	var daily, budget float64
+	var turns int
+	var model, effort string
+	set := &cobra.Command{
+		Use:   "set",
+		Short: "Change settings: only the flags given are written",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var in mission.Settings
+			f := cmd.Flags()
+			if f.Changed("daily-budget-usd") {
+				in.DailyBudgetUSD = &daily
+			}
+			if f.Changed("default-budget-usd") {
+				in.DefaultBudgetUSD = &budget
+			}
+			if f.Changed("default-max-turns") {
+				in.DefaultMaxTurns = &turns
+			}
+			if f.Changed("default-model") {
+				in.DefaultModel = &model
+			}
+			if f.Changed("default-effort") {
+				in.DefaultEffort = &effort
+			}
+			if in == (mission.Settings{}) {
+				return fmt.Errorf("settings set: give at least one flag (see --help)")
+			}
+			return withService(cmd.Context(), func(ctx context.Context, svc *mission.Service) error {
+				st, err := svc.PutSettings(ctx, localActor(), in)
+				if err != nil {
+					return err
+				}
+				return show(cmd, st)
+			})
+		},
+	}
+	set.Flags().Float64Var(&daily, "daily-budget-usd", 0, "daily spend cap across all missions, USD (0: none)")
+	set.Flags().Float64Var(&budget, "default-budget-usd", 0, "default USD budget of a mission created through the API")
+	set.Flags().IntVar(&turns, "default-max-turns", 0, "default turn budget of a mission created through the API")
+	set.Flags().StringVar(&model, "default-model", "", "default model of a mission created through the API")
+	set.Flags().StringVar(&effort, "default-effort", "", "default effort: low, medium, high, xhigh or max")
+	cmd.AddCommand(set)
+	return cmd
+}
