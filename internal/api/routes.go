@@ -6,33 +6,34 @@ import (
 	"github.com/aos-run/aos/internal/mission"
 )
 
-// table is the route table: the single list the mux, the auth test and a
-// future OpenAPI document are built from.
+// table is the route table: the single list the mux, the auth test and the
+// OpenAPI document (GET /openapi.json) are built from.
 func (s *Server) table() []Route {
 	r, w := mission.ScopeRead, mission.ScopeWrite
 	return []Route{
-		{Method: "GET", Pattern: "/health", Public: true, handle: s.health},
-		{Method: "GET", Pattern: "/missions", Scope: r, handle: s.listMissions},
-		{Method: "POST", Pattern: "/missions", Scope: w, handle: s.createMission},
-		{Method: "GET", Pattern: "/missions/{id}", Scope: r, handle: s.getMission},
-		{Method: "POST", Pattern: "/missions/{id}/cancel", Scope: w, handle: s.cancelMission},
-		{Method: "GET", Pattern: "/missions/{id}/runs", Scope: r, handle: s.listRuns},
-		{Method: "GET", Pattern: "/runs/{id}", Scope: r, handle: s.getRun},
-		{Method: "GET", Pattern: "/runs/{id}/steps", Scope: r, handle: s.listSteps},
-		{Method: "POST", Pattern: "/runs/{id}/message", Scope: w, handle: s.postMessage},
-		{Method: "GET", Pattern: "/runs/{id}/artifacts", Scope: r, handle: s.listArtifacts},
+		{Method: "GET", Pattern: "/health", Public: true, Resp: Health{}, handle: s.health},
+		{Method: "GET", Pattern: "/openapi.json", Scope: r, Resp: map[string]any{}, handle: s.openAPI},
+		{Method: "GET", Pattern: "/missions", Scope: r, Resp: []mission.Mission{}, handle: s.listMissions},
+		{Method: "POST", Pattern: "/missions", Scope: w, Req: mission.CreateRequest{}, Resp: mission.Mission{}, Status: 201, handle: s.createMission},
+		{Method: "GET", Pattern: "/missions/{id}", Scope: r, Resp: mission.Mission{}, handle: s.getMission},
+		{Method: "POST", Pattern: "/missions/{id}/cancel", Scope: w, Resp: mission.Mission{}, handle: s.cancelMission},
+		{Method: "GET", Pattern: "/missions/{id}/runs", Scope: r, Resp: []mission.Run{}, handle: s.listRuns},
+		{Method: "GET", Pattern: "/runs/{id}", Scope: r, Resp: mission.Run{}, handle: s.getRun},
+		{Method: "GET", Pattern: "/runs/{id}/steps", Scope: r, Resp: []mission.Step{}, handle: s.listSteps},
+		{Method: "POST", Pattern: "/runs/{id}/message", Scope: w, Req: MessageRequest{}, Resp: MessageResponse{}, Status: 201, handle: s.postMessage},
+		{Method: "GET", Pattern: "/runs/{id}/artifacts", Scope: r, Resp: []mission.Artifact{}, handle: s.listArtifacts},
 		{Method: "GET", Pattern: "/artifacts/{sha256}", Scope: r, handle: s.downloadArtifact},
-		{Method: "GET", Pattern: "/waits", Scope: r, handle: s.listWaits},
-		{Method: "POST", Pattern: "/waits/{id}/resolve", Scope: w, handle: s.resolveWait},
-		{Method: "GET", Pattern: "/policy/rules", Scope: r, handle: s.listRules},
-		{Method: "POST", Pattern: "/policy/rules", Scope: w, handle: s.addRule},
-		{Method: "DELETE", Pattern: "/policy/rules/{id}", Scope: w, handle: s.deleteRule},
-		{Method: "GET", Pattern: "/spend", Scope: r, handle: s.spend},
-		{Method: "GET", Pattern: "/models", Scope: r, handle: s.listModels},
-		{Method: "GET", Pattern: "/settings", Scope: r, handle: s.getSettings},
-		{Method: "PUT", Pattern: "/settings", Scope: w, handle: s.putSettings},
-		{Method: "GET", Pattern: "/system/status", Scope: r, handle: s.status},
-		{Method: "GET", Pattern: "/system/audit", Scope: r, handle: s.audit},
+		{Method: "GET", Pattern: "/waits", Scope: r, Resp: []mission.Wait{}, handle: s.listWaits},
+		{Method: "POST", Pattern: "/waits/{id}/resolve", Scope: w, Req: mission.Resolution{}, Resp: mission.Wait{}, handle: s.resolveWait},
+		{Method: "GET", Pattern: "/policy/rules", Scope: r, Resp: []mission.Rule{}, handle: s.listRules},
+		{Method: "POST", Pattern: "/policy/rules", Scope: w, Req: mission.AddRuleRequest{}, Resp: mission.Rule{}, Status: 201, handle: s.addRule},
+		{Method: "DELETE", Pattern: "/policy/rules/{id}", Scope: w, Status: 204, handle: s.deleteRule},
+		{Method: "GET", Pattern: "/spend", Scope: r, Resp: mission.Spend{}, handle: s.spend},
+		{Method: "GET", Pattern: "/models", Scope: r, Resp: []mission.Model{}, handle: s.listModels},
+		{Method: "GET", Pattern: "/settings", Scope: r, Resp: mission.Settings{}, handle: s.getSettings},
+		{Method: "PUT", Pattern: "/settings", Scope: w, Req: mission.Settings{}, Resp: mission.Settings{}, handle: s.putSettings},
+		{Method: "GET", Pattern: "/system/status", Scope: r, Resp: mission.Status{}, handle: s.status},
+		{Method: "GET", Pattern: "/system/audit", Scope: r, Resp: []mission.AuditEntry{}, handle: s.audit},
 		{Method: "GET", Pattern: "/events", Scope: r, handle: s.events},
 	}
 }

@@ -48,7 +48,12 @@ type Route struct {
 	Pattern string // under Prefix, with {name} wildcards
 	Scope   string // mission.ScopeRead or mission.ScopeWrite; "" when Public
 	Public  bool
-	handle  func(w http.ResponseWriter, r *http.Request, p mission.Principal) error
+	// Req and Resp are zero values of the body types the handler decodes
+	// and writes (nil when none); /openapi.json is generated from them.
+	Req, Resp any
+	// Status is the success status (200 when 0).
+	Status int
+	handle func(w http.ResponseWriter, r *http.Request, p mission.Principal) error
 }
 
 // New returns a server over svc.
