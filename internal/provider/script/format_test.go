@@ -3,6 +3,7 @@ package script
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +138,21 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(richScript))
 	f.Add([]byte("turns: [{text: hi, tool_calls: [{name: a, input: {x: [1, 2]}}]}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = Parse(data, "fuzz")
+		set, err := Parse(data, "fuzz")
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("a parse error with no text")
+			}
+			return
+		}
+		if set == nil {
+			t.Fatal("no error and no set")
+		}
+		for i, sc := range set.Scripts {
+			if sc == nil || sc.Name == "" {
+				t.Fatalf("script %d has no name after a successful parse", i)
+			}
+		}
 	})
 }
 
@@ -148,9 +163,15 @@ func FuzzParseConversation(f *testing.F) {
 	f.Add(`{"input":[{"type":"function_call_output","call_id":"x","output":"y"}]}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, fm := range []Format{FormatAnthropic, FormatResponses, FormatChat} {
-			if c, err := parseConversation(fm, []byte(body)); err == nil {
-				_ = c.LastToolResults()
-				_ = c.FirstUserText()
+			c, err := parseConversation(fm, []byte(body))
+			if err != nil {
+				continue
+			}
+			// The server is a pure function of the request: parsing the
+			// same body twice must read the same conversation.
+			c2, _ := parseConversation(fm, []byte(body))
+			if !reflect.DeepEqual(c.LastToolResults(), c2.LastToolResults()) || c.FirstUserText() != c2.FirstUserText() {
+				t.Fatalf("%s: the same body parsed twice differs", fm)
 			}
 		}
 	})
