@@ -312,8 +312,9 @@ func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
 	spec := kernel.StepSpec{Kind: "tool_call", Name: p.block.Name, Effect: kernel.Effect(p.t.Effect(p.block.Input)),
 		Request: map[string]any{"name": p.block.Name, "input": p.block.Input, "callId": p.block.ID}, Announce: true}
 	if r, ok := p.t.(tool.Reconciler); ok {
+		base := toolCtx{l.toolContext("")} // built in the loop's goroutine; the probe may run in a step's
 		spec.Reconcile = func(ctx context.Context, _ json.RawMessage, key string) (kernel.ReconcileOutcome, error) {
-			rec, err := r.Reconcile(ctx, l.toolContext(key), p.block.Input)
+			rec, err := r.Reconcile(ctx, base.withKey(key), p.block.Input)
 			if err != nil {
 				return kernel.ReconcileOutcome{}, err
 			}
@@ -330,6 +331,8 @@ func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
 	return spec
 }
 
+// toolContext snapshots what a tool call may know of the run. It reads and
+// writes loop state, so it runs in the loop's goroutine only.
 func (l *loop) toolContext(idemKey string) *tool.Context {
 	fs := make(map[string]string, len(l.fileState))
 	for k, v := range l.fileState {
@@ -340,15 +343,24 @@ func (l *loop) toolContext(idemKey string) *tool.Context {
 		Sandbox: l.d.Sandbox, ExtraDenyRead: l.d.ExtraDenyRead}
 	// The run's TMPDIR and HOME last across its commands (seed §4); if
 	// they cannot be made, each command gets fresh ones.
-	if dirs, err := sandbox.RunDirs(l.d.RunDirBase, l.rc.RunID()); err == nil {
-		tc.TmpDir, tc.Home = dirs.TmpDir, dirs.Home
+	if l.runDirs == nil {
+		if dirs, err := sandbox.RunDirs(l.d.RunDirBase, l.rc.RunID()); err == nil {
+			l.runDirs = &dirs
+		}
+	}
+	if l.runDirs != nil {
+		tc.TmpDir, tc.Home = l.runDirs.TmpDir, l.runDirs.Home
 	}
 	return tc
 }
 
 func (l *loop) toolExec(p *plannedCall) kernel.ExecFunc {
+	// The context is built now, in the loop's goroutine: a parallel-safe
+	// call executes in its own goroutine while the loop folds other results
+	// into the file states.
+	base := toolCtx{l.toolContext("")}
 	return func(ctx context.Context, key string) (kernel.Outcome, error) {
-		tc := l.toolContext(key)
+		tc := base.withKey(key)
 		r, err := p.t.Run(ctx, tc, p.block.Input)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -432,4 +444,13 @@ func (a *artifacts) Get(ctx context.Context, name string) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("no artifact named %q in this run", name)
+}
+
+// toolCtx is a tool context that a step's goroutine may copy safely.
+type toolCtx struct{ tc *tool.Context }
+
+func (t toolCtx) withKey(key string) *tool.Context {
+	c := *t.tc
+	c.IdemKey = key
+	return &c
 }

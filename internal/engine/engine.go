@@ -101,6 +101,7 @@ type loop struct {
 	stallTriggers int
 	lastInputToks int64
 	finalTurnDone bool
+	runDirs       *sandbox.RunPaths // the run's TMPDIR and HOME, made on first use
 }
 
 func (l *loop) run() (kernel.Result, error) {
