@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,27 +55,12 @@ func Execute(version string) int {
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "aos:", err)
 		var ec interface{ ExitCode() int }
-		if asExit(err, &ec) {
+		if errors.As(err, &ec) {
 			return ec.ExitCode()
 		}
 		return 1
 	}
 	return 0
-}
-
-func asExit(err error, target *interface{ ExitCode() int }) bool {
-	for e := err; e != nil; {
-		if v, ok := e.(interface{ ExitCode() int }); ok {
-			*target = v
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
 }
 
 // env loads the configuration and a logger that writes JSON lines to w.

@@ -48,9 +48,8 @@ func (k *Kernel) ring() {
 // that made a run claimable, and event listeners too. Step commits do not
 // ring it, so they do not send idle workers claiming.
 func (k *Kernel) ringWork(ctx context.Context) {
+	k.ring()
 	k.bellMu.Lock()
-	close(k.eventBell)
-	k.eventBell = make(chan struct{})
 	close(k.workBell)
 	k.workBell = make(chan struct{})
 	k.bellMu.Unlock()

@@ -106,6 +106,11 @@ func Catalogue() []ModelInfo {
 	}
 }
 
+// ScriptedKey is the placeholder key the adapters send for a scripted model
+// when no API key is set, so that the scripted model server (which ignores
+// keys) works without one. It is never a secret.
+const ScriptedKey = "aos-scripted-model-no-key"
+
 // ScriptPrefix starts the name of every scripted model ("script:echo").
 const ScriptPrefix = "script:"
 

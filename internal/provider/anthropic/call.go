@@ -139,11 +139,6 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 	return resp, nil
 }
 
-// ScriptedKey is the placeholder key sent for a scripted model when no
-// API key is set, so that the scripted model server (which ignores keys)
-// works without one. It is never a secret.
-const ScriptedKey = "aos-scripted-model-no-key"
-
 // keyFor returns the request option that carries the key for model: none
 // (the client's key) when a key is set; the placeholder for a scripted
 // model without a key; else a *provider.MissingKeyError.
@@ -152,7 +147,7 @@ func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
 		return nil, nil
 	}
 	if provider.IsScripted(model) {
-		return []option.RequestOption{option.WithAPIKey(ScriptedKey)}, nil
+		return []option.RequestOption{option.WithAPIKey(provider.ScriptedKey)}, nil
 	}
 	return nil, a.checkKey()
 }

@@ -139,11 +139,6 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 	return resp, nil
 }
 
-// ScriptedKey is the placeholder key sent for a scripted model when no
-// API key is set; the scripted model server ignores keys. It is never a
-// secret.
-const ScriptedKey = "aos-scripted-model-no-key"
-
 // keyFor returns the request option that carries the key for model (see
 // the Anthropic adapter's keyFor).
 func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
@@ -151,7 +146,7 @@ func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
 		return nil, nil
 	}
 	if provider.IsScripted(model) {
-		return []option.RequestOption{option.WithAPIKey(ScriptedKey)}, nil
+		return []option.RequestOption{option.WithAPIKey(provider.ScriptedKey)}, nil
 	}
 	return nil, a.checkKey()
 }
