@@ -1,0 +1,121 @@
+package store
+
+import "context"
+
+// OwnerAuthQueries are the owner-security queries (internal/auth): the one
+// owner account, its setup token, sessions, login throttling and WebAuthn
+// passkeys. No secret is stored in the clear: the setup token and session
+// ids by SHA-256, the TOTP secret encrypted by the caller.
+type OwnerAuthQueries interface {
+	// GetOwner returns the owner account; ErrNotFound before setup.
+	GetOwner(ctx context.Context) (Owner, error)
+	// InsertOwner creates the owner account; ErrConflict if it exists.
+	InsertOwner(ctx context.Context, o Owner) error
+	// UseTOTPStep records step as the last TOTP time step used, only if it
+	// is later than the one recorded; ErrConflict otherwise (a replay).
+	UseTOTPStep(ctx context.Context, step int64) error
+
+	// PutSetupToken stores the one setup token, replacing any earlier one
+	// (and its pending TOTP secret).
+	PutSetupToken(ctx context.Context, t SetupToken) error
+	// GetSetupToken returns the setup token; ErrNotFound if there is none.
+	GetSetupToken(ctx context.Context) (SetupToken, error)
+	// SetSetupPending stores the pending (encrypted) TOTP secret on the
+	// setup token with that hash; ErrNotFound if it is not the current one.
+	SetSetupPending(ctx context.Context, hash, pendingTOTPEnc string) error
+	// DeleteSetupToken consumes the setup token with that hash; ErrNotFound
+	// if it is not the current one.
+	DeleteSetupToken(ctx context.Context, hash string) error
+
+	// InsertSession stores a session; ErrConflict if its id or hash exists.
+	InsertSession(ctx context.Context, s Session) error
+	// GetSessionByHash returns the session with that hash, revoked or not;
+	// ErrNotFound if there is none.
+	GetSessionByHash(ctx context.Context, hash string) (Session, error)
+	// TouchSession moves a live session's last_seen_at forward to now.
+	TouchSession(ctx context.Context, publicID string, now int64) error
+	// RevokeSession revokes a live session; ErrNotFound if there is none.
+	RevokeSession(ctx context.Context, publicID string, now int64) error
+
+	// GetThrottle returns the throttle record of key; ErrNotFound if none.
+	GetThrottle(ctx context.Context, key string) (Throttle, error)
+	// AddThrottleFailure counts one failure for key atomically (several
+	// servers may share the database) and returns the new record. A count
+	// whose last failure is older than resetBefore starts again at 1.
+	AddThrottleFailure(ctx context.Context, key string, now, resetBefore int64) (Throttle, error)
+	// LockThrottle sets key's lockout end.
+	LockThrottle(ctx context.Context, key string, until int64) error
+	// ResetThrottle forgets key's failures.
+	ResetThrottle(ctx context.Context, key string) error
+
+	// InsertWebAuthnCredential stores a passkey; ErrConflict if its id exists.
+	InsertWebAuthnCredential(ctx context.Context, c WebAuthnCredential) error
+	// ListWebAuthnCredentials returns every passkey, oldest first.
+	ListWebAuthnCredentials(ctx context.Context) ([]WebAuthnCredential, error)
+	// UpdateWebAuthnCredential replaces a passkey's credential data (its
+	// sign count moves) and last use; ErrNotFound if there is none.
+	UpdateWebAuthnCredential(ctx context.Context, id, credential string, now int64) error
+	// DeleteWebAuthnCredential removes a passkey; ErrNotFound if none.
+	DeleteWebAuthnCredential(ctx context.Context, id string) error
+
+	// InsertCeremony stores a WebAuthn ceremony's state, deleting expired
+	// ones first; ErrConflict if the challenge exists.
+	InsertCeremony(ctx context.Context, c Ceremony) error
+	// TakeCeremony deletes and returns the unexpired ceremony of that kind
+	// and challenge, so it is used once; ErrNotFound if there is none.
+	TakeCeremony(ctx context.Context, kind, challenge string, now int64) (Ceremony, error)
+}
+
+// Owner is the single owner account.
+type Owner struct {
+	PasswordHash   string // argon2id, PHC string
+	TOTPSecretEnc  string // AES-GCM under the server key, base64
+	TOTPLastStep   int64
+	WebAuthnUserID string // base64url of 32 random bytes
+	CreatedAt      int64
+}
+
+// SetupToken is the first-run setup token, by hash.
+type SetupToken struct {
+	Hash           string
+	PendingTOTPEnc string // set by setup begin
+	ExpiresAt      int64
+	CreatedAt      int64
+}
+
+// Session is an owner's browser session. The session id is never stored:
+// Hash is its SHA-256; PublicID names it in the audit log.
+type Session struct {
+	PublicID   string
+	Hash       string
+	Method     string // password, passkey, setup
+	CreatedAt  int64
+	LastSeenAt int64
+	RevokedAt  int64
+}
+
+// Throttle counts failed login attempts of one key (an IP or the account).
+type Throttle struct {
+	Key         string
+	Failures    int
+	LastFailure int64
+	LockedUntil int64
+}
+
+// WebAuthnCredential is a passkey: Credential is go-webauthn's credential
+// as JSON (public key, sign count, flags), never a secret.
+type WebAuthnCredential struct {
+	ID         string // base64url of the credential id
+	Name       string
+	Credential string
+	CreatedAt  int64
+	LastUsedAt int64
+}
+
+// Ceremony is a WebAuthn ceremony's server state, found by its challenge.
+type Ceremony struct {
+	Challenge string
+	Kind      string // register, login
+	Data      string // go-webauthn SessionData, JSON
+	ExpiresAt int64
+}
