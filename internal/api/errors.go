@@ -4,7 +4,10 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
+	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/mission"
 )
 
@@ -15,7 +18,21 @@ const (
 	codeInvalidQuery  = "invalid_input"
 	codeRouteNotFound = "not_found"
 	codeInternal      = "internal"
+	codeCSRF          = "csrf"
 )
+
+// authStatus maps each auth error code to an HTTP status.
+var authStatus = map[auth.Code]int{
+	auth.CodeInvalidInput: http.StatusBadRequest,
+	auth.CodeUnauthorized: http.StatusUnauthorized,
+	auth.CodeConflict:     http.StatusConflict,
+	auth.CodeNotFound:     http.StatusNotFound,
+	auth.CodeThrottled:    http.StatusTooManyRequests,
+	// Passkeys are not configured on this server (an IP origin).
+	auth.CodeUnavailable: http.StatusServiceUnavailable,
+	// Login before setup: the request is fine, the server's state is not.
+	auth.CodeSetupRequired: http.StatusConflict,
+}
 
 // statusOf maps each service error code to an HTTP status.
 var statusOf = map[mission.Code]int{
@@ -59,7 +76,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	status := http.StatusInternalServerError
 	var ae *apiError
 	var me *mission.Error
+	var au *auth.Error
 	switch {
+	case errors.As(err, &au) && authStatus[au.Code] != 0:
+		status, body.Error.Code, body.Error.Message = authStatus[au.Code], string(au.Code), au.Msg
+		if au.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((au.RetryAfter+time.Second-1)/time.Second), 10))
+		}
 	case errors.As(err, &ae):
 		status, body.Error.Code, body.Error.Message = ae.status, ae.code, ae.msg
 	case errors.As(err, &me) && statusOf[me.Code] != 0:

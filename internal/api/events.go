@@ -9,6 +9,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/mission"
 )
 
@@ -17,9 +18,10 @@ import (
 // Auth: the same token as the API, in the Authorization header (CLI and
 // other non-browser clients) or, from a browser, as the subprotocol
 // "bearer.<token>" offered together with Subprotocol; the server selects
-// Subprotocol and never echoes the token. It is never read from the URL,
+// Subprotocol and never echoes the token. Or the owner's session cookie,
+// when the Origin is the public origin. It is never read from the URL,
 // where it would land in logs and history. The token is re-validated every
-// Options.AuthRecheck; once it is revoked the server sends system.notice
+// Options.AuthRecheck; once it is revoked (or the session expires) the server sends system.notice
 // {code:"auth.expired"} and closes with 4401.
 //
 // Origin: a browser's Origin must be the server's own host or match
@@ -61,7 +63,7 @@ func notice(n Notice) mission.Event {
 
 var errSlowConsumer = errors.New("slow consumer")
 
-func (s *Server) events(w http.ResponseWriter, r *http.Request, _ mission.Principal) error {
+func (s *Server) events(w http.ResponseWriter, r *http.Request, p mission.Principal) error {
 	cursorQ, err := queryInt(r, "cursor")
 	if err != nil {
 		return err
@@ -75,7 +77,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ mission.Princi
 	} else if cursor = *cursorQ; cursor < 0 {
 		return &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, msg: "cursor must be ≥ 0"}
 	}
-	secret := tokenOf(r)
+	valid := s.revalidator(r, p)
+	if p.SessionID != "" && r.Header.Get("Origin") != s.opts.Auth.PublicOrigin() {
+		// The cookie rides along with any page's request; only the
+		// console's own origin may use it for the socket.
+		return &apiError{status: http.StatusForbidden, code: codeCSRF, msg: "the request's Origin is not this server's public origin"}
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}, OriginPatterns: s.opts.OriginPatterns})
 	if err != nil {
 		return nil // Accept has written the refusal (403 for a foreign Origin)
@@ -84,14 +91,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, _ mission.Princi
 	defer s.wsClients.Add(-1)
 	defer c.CloseNow()
 	ctx := c.CloseRead(r.Context()) // we read nothing; this answers pings and sees the close
-	code, reason := s.stream(ctx, c, secret, cursor, missionID)
+	code, reason := s.stream(ctx, c, valid, cursor, missionID)
 	_ = c.Close(code, reason)
 	return nil
 }
 
 // stream replays, then forwards live events until the client leaves, falls
 // behind or loses its token. It returns the close code and reason.
-func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, cursor int64, missionID string) (websocket.StatusCode, string) {
+func (s *Server) stream(ctx context.Context, c *websocket.Conn, valid func(context.Context) bool, cursor int64, missionID string) (websocket.StatusCode, string) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	send := func(e mission.Event) error {
@@ -182,11 +189,29 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, secret string, c
 				return websocket.StatusPolicyViolation, "slow consumer"
 			}
 		case <-recheck.C:
-			if _, err := s.svc.Authenticate(ctx, secret); errors.Is(err, mission.ErrUnauthorized) {
-				_ = send(notice(Notice{Code: "auth.expired", Message: "the token is no longer valid"}))
+			if !valid(ctx) {
+				_ = send(notice(Notice{Code: "auth.expired", Message: "the credential is no longer valid"}))
 				return CloseAuthExpired, "auth expired"
 			}
 		}
+	}
+}
+
+// revalidator returns a check that the request's credential (its token or
+// its session) is still valid; a database fault counts as valid, so the
+// socket is not closed for a passing error.
+func (s *Server) revalidator(r *http.Request, p mission.Principal) func(context.Context) bool {
+	if p.SessionID != "" {
+		sid := sessionCookie(r)
+		return func(ctx context.Context) bool {
+			_, err := s.opts.Auth.Authenticate(ctx, sid)
+			return !errors.Is(err, auth.ErrUnauthorized)
+		}
+	}
+	secret := tokenOf(r)
+	return func(ctx context.Context) bool {
+		_, err := s.svc.Authenticate(ctx, secret)
+		return !errors.Is(err, mission.ErrUnauthorized)
 	}
 }
 

@@ -4,10 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/mission"
 )
 
@@ -29,6 +32,13 @@ type Options struct {
 	SendBuffer int
 	// Logger receives request failures; never a secret or a body.
 	Logger *slog.Logger
+	// Auth is the owner-security service: browser sessions, setup, login
+	// and passkeys. Without it only API tokens authenticate and the
+	// /auth routes answer 503.
+	Auth *auth.Service
+	// TrustedProxies are the reverse proxies (AOS_TRUSTED_PROXIES) whose
+	// X-Forwarded-For and X-Forwarded-Proto are believed.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP API over a mission service.
@@ -42,11 +52,11 @@ type Server struct {
 }
 
 // Route is one entry of the route table. Every route but the public ones
-// requires a token holding Scope.
+// requires a credential (an API token or an owner session) holding Scope.
 type Route struct {
 	Method  string
 	Pattern string // under Prefix, with {name} wildcards
-	Scope   string // mission.ScopeRead or mission.ScopeWrite; "" when Public
+	Scope   string // mission.ScopeRead, ScopeWrite or ScopeOwner; "" when Public
 	Public  bool
 	// Req and Resp are zero values of the body types the handler decodes
 	// and writes (nil when none); /openapi.json is generated from them.
@@ -66,6 +76,12 @@ func New(svc *mission.Service, opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Auth != nil {
+		// Browsers on the public origin may open the events socket.
+		if u, err := auth.ParseOrigin(opts.Auth.PublicOrigin()); err == nil {
+			opts.OriginPatterns = append(slices.Clone(opts.OriginPatterns), u.Host)
+		}
 	}
 	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux(), hub: newHub(svc, opts.SendBuffer)}
 	s.routes = s.table()
@@ -95,20 +111,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-// wrap authenticates (unless public), checks the scope and presents the
-// handler's error.
+// wrap authenticates (unless public), checks the scope and, for a request
+// authenticated by the session cookie, CSRF; then presents the handler's
+// error.
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p mission.Principal
-		if !rt.Public {
+		if rt.Public {
+			// No cookie authenticates a public route, but a browser on a
+			// foreign origin must not drive login or setup either.
+			if err := s.checkOrigin(r); err != nil {
+				writeError(w, r, s.opts.Logger, err)
+				return
+			}
+		} else {
 			var err error
 			p, err = s.authenticate(r.Context(), r)
 			if err != nil {
 				writeError(w, r, s.opts.Logger, err)
 				return
 			}
+			if p.SessionID != "" {
+				if err := s.checkCSRF(r); err != nil {
+					writeError(w, r, s.opts.Logger, err)
+					return
+				}
+			}
 			if !p.Can(rt.Scope) {
-				writeError(w, r, s.opts.Logger, &mission.Error{Code: mission.CodeForbidden, Msg: "the token lacks the " + rt.Scope + " scope"})
+				writeError(w, r, s.opts.Logger, &mission.Error{Code: mission.CodeForbidden, Msg: "the credential lacks the " + rt.Scope + " scope"})
 				return
 			}
 		}
@@ -122,9 +152,50 @@ func (s *Server) wrap(rt Route) http.Handler {
 const bearerProtocol = "bearer."
 
 // authenticate reads the token from the Authorization header or, for a
-// WebSocket handshake, from a "bearer.<token>" subprotocol.
+// WebSocket handshake, from a "bearer.<token>" subprotocol; without one,
+// the owner's session cookie.
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (mission.Principal, error) {
-	return s.svc.Authenticate(ctx, tokenOf(r))
+	if tok := tokenOf(r); tok != "" || r.Header.Get("Authorization") != "" || s.opts.Auth == nil {
+		return s.svc.Authenticate(ctx, tok)
+	}
+	sid := sessionCookie(r)
+	if sid == "" {
+		return mission.Principal{}, mission.ErrUnauthorized
+	}
+	ses, err := s.opts.Auth.Authenticate(ctx, sid)
+	if err != nil {
+		return mission.Principal{}, err
+	}
+	return mission.Principal{SessionID: ses.PublicID, Scopes: mission.SessionScopes()}, nil
+}
+
+// safeMethod reports whether a method does not change state.
+func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }
+
+// checkCSRF guards a cookie-authenticated mutation: it needs the session's
+// X-CSRF-Token, and an Origin header, when present, must be the public
+// origin.
+func (s *Server) checkCSRF(r *http.Request) error {
+	if safeMethod(r.Method) {
+		return nil
+	}
+	if err := s.checkOrigin(r); err != nil {
+		return err
+	}
+	if !auth.CheckCSRF(sessionCookie(r), r.Header.Get("X-CSRF-Token")) {
+		return &apiError{status: http.StatusForbidden, code: codeCSRF, msg: "missing or wrong X-CSRF-Token"}
+	}
+	return nil
+}
+
+// checkOrigin refuses a mutation whose Origin header names another origin
+// than the public one.
+func (s *Server) checkOrigin(r *http.Request) error {
+	o := r.Header.Get("Origin")
+	if safeMethod(r.Method) || o == "" || s.opts.Auth == nil || o == s.opts.Auth.PublicOrigin() {
+		return nil
+	}
+	return &apiError{status: http.StatusForbidden, code: codeCSRF, msg: "the request's Origin is not this server's public origin"}
 }
 
 func tokenOf(r *http.Request) string {

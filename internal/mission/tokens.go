@@ -16,10 +16,12 @@ import (
 // TokenPrefix starts every API token, so a leaked one is recognisable.
 const TokenPrefix = "aos_"
 
-// Scopes a token can hold. Write implies read.
+// Scopes a credential can hold. Write implies read. Owner (managing API
+// tokens) is held only by an owner's browser session, never by a token.
 const (
 	ScopeRead  = "read"
 	ScopeWrite = "write"
+	ScopeOwner = "owner"
 )
 
 // Token is an API token's record, never the token itself.
@@ -38,14 +40,25 @@ type NewToken struct {
 	Secret string `json:"token"`
 }
 
-// Principal is who a valid credential belongs to.
+// Principal is who a valid credential belongs to: an API token (TokenID)
+// or an owner session (SessionID, its public id).
 type Principal struct {
-	TokenID string
-	Scopes  []string
+	TokenID   string
+	SessionID string
+	Scopes    []string
 }
 
-// Actor names the principal in the audit log.
-func (p Principal) Actor() Actor { return Actor("token:" + p.TokenID) }
+// SessionScopes returns the scopes of an owner session.
+func SessionScopes() []string { return []string{ScopeRead, ScopeWrite, ScopeOwner} }
+
+// Actor names the principal in the audit log: "session:<public id>" or
+// "token:<id>".
+func (p Principal) Actor() Actor {
+	if p.SessionID != "" {
+		return Actor("session:" + p.SessionID)
+	}
+	return Actor("token:" + p.TokenID)
+}
 
 // Can reports whether the principal holds scope (write implies read).
 func (p Principal) Can(scope string) bool {
