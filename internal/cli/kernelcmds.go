@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/worker"
@@ -69,10 +72,28 @@ func newUpCmd(version string) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at http://%s/api/v1 (aos token create); Ctrl-C to stop\n", version, where, addr)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			superviseAll(ctx, cmd.OutOrStdout(), map[string][]string{"server": {"server"}, "worker": {"worker"}})
+			if err := upSetupToken(ctx, cmd.OutOrStdout(), cfg, addr); err != nil {
+				return err
+			}
+			superviseAll(ctx, cmd.OutOrStdout(), map[string][]string{"server": {"server", "--no-setup-token"}, "worker": {"worker"}})
 			return nil
 		},
 	}
+}
+
+// upSetupToken issues and prints the first-run setup token before aos up
+// starts its children (the server child is told not to issue another).
+func upSetupToken(ctx context.Context, out io.Writer, cfg config.Config, addr string) error {
+	st, err := worker.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	a, err := newAuth(cfg, st, slog.New(slog.DiscardHandler), publicOrigin(addr))
+	if err != nil {
+		return err
+	}
+	return printSetupToken(ctx, out, a, "cli:up")
 }
 
 // runWorker runs a worker until SIGINT/SIGTERM.

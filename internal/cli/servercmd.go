@@ -27,7 +27,8 @@ const DefaultAddr = "127.0.0.1:8640"
 // on AOS_ADDR. It never runs agent code; it talks to workers only through
 // the database.
 func NewServerCmd(version string) *cobra.Command {
-	return &cobra.Command{
+	var noSetupToken bool
+	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the HTTP API (/api/v1) and the events WebSocket on AOS_ADDR (" + DefaultAddr + " by default)",
 		Args:  cobra.NoArgs,
@@ -59,10 +60,28 @@ func NewServerCmd(version string) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w", addr, err)
 			}
+			proxies, err := api.ParseTrustedProxies(os.Getenv("AOS_TRUSTED_PROXIES"))
+			if err != nil {
+				_ = ln.Close()
+				return err
+			}
+			authSvc, err := newAuth(cfg, st, log, publicOrigin(ln.Addr().String()))
+			if err != nil {
+				_ = ln.Close()
+				return err
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: API on http://%s%s (%s); Ctrl-C to stop\n", version, ln.Addr(), api.Prefix, st.Dialect())
-			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log}), log)
+			if !noSetupToken {
+				if err := printSetupToken(ctx, cmd.OutOrStdout(), authSvc, "server"); err != nil {
+					_ = ln.Close()
+					return err
+				}
+			}
+			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies}), log)
 		},
 	}
+	cmd.Flags().BoolVar(&noSetupToken, "no-setup-token", false, "do not issue a setup token on first run (aos up issues it)")
+	return cmd
 }
 
 // NewTokenCmd returns `aos token create|ls|revoke`: API token management
