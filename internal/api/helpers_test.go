@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/sandbox"
@@ -53,11 +55,33 @@ type bundle struct {
 	bodies  [][]byte    // every response body and event frame, scanned at cleanup
 	logs    *syncBuffer // every log line of the service, API and kernel, scanned too
 	dialect string
+	auth    *auth.Service
+	clk     *testClock // the auth service's clock
+	origin  string     // the public origin (http://localhost:<port>)
+	secrets []string   // more secrets no body, frame or log may hold (guarded by mu)
 }
 
 type setupOpts struct {
 	api api.Options
 	env map[string]string // added to (or, with "", removed from) the service's environment
+	tls bool              // serve over TLS
+}
+
+// testClock is a settable clock for the auth service.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// secret adds secrets the cleanup scan looks for.
+func (b *bundle) secret(s ...string) {
+	b.mu.Lock()
+	b.secrets = append(b.secrets, s...)
+	b.mu.Unlock()
 }
 
 func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
@@ -76,8 +100,27 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver, logs: logs}
 	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log})
 	opts.api.Logger = log
+	b.srv = httptest.NewUnstartedServer(nil)
+	_, port, _ := net.SplitHostPort(b.srv.Listener.Addr().String())
+	scheme := "http"
+	if opts.tls {
+		scheme = "https"
+	}
+	b.origin = scheme + "://localhost:" + port
+	b.clk = &testClock{t: time.Now()}
+	a, err := auth.New(db.Store, auth.Options{PublicOrigin: b.origin, Key: bytes.Repeat([]byte{9}, 32), Now: b.clk.Now, Logger: log,
+		Argon2: auth.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.auth, opts.api.Auth = a, a
 	b.api = api.New(b.svc, opts.api)
-	b.srv = httptest.NewServer(b.api)
+	b.srv.Config.Handler = b.api
+	if opts.tls {
+		b.srv.StartTLS()
+	} else {
+		b.srv.Start()
+	}
 	t.Cleanup(b.srv.Close)
 	t.Cleanup(b.scanForSecrets)
 	ctx := context.Background()
@@ -98,7 +141,7 @@ func (b *bundle) scanForSecrets() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, body := range append(b.bodies, []byte(b.logs.String())) {
-		for _, k := range []string{fakeAnthropicKey, fakeOpenAIKey, b.write, b.read} {
+		for _, k := range append([]string{fakeAnthropicKey, fakeOpenAIKey, b.write, b.read}, b.secrets...) {
 			if bytes.Contains(body, []byte(k)) {
 				b.t.Errorf("a response, frame or log line leaked a secret: %.200s", body)
 			}

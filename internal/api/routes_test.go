@@ -7,12 +7,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store/storetest"
 )
 
+// publicRoutes are the only routes served without a credential.
+var publicRoutes = map[string]bool{
+	"GET /health": true, "GET /auth/status": true, "POST /auth/setup/begin": true, "POST /auth/setup/complete": true,
+	"POST /auth/login": true, "POST /auth/webauthn/login/begin": true, "POST /auth/webauthn/login/finish": true,
+}
+
 // TestEveryRouteNeedsToken iterates the route table, so a new route cannot
-// be forgotten: every route but /health answers 401 without a token, with
-// a malformed one, with an unknown one and with a revoked one.
+// be forgotten: every route but the public ones answers 401 without a
+// token, with a malformed one, with an unknown one and with a revoked one,
+// and with an unknown or revoked session cookie. Owner routes refuse any
+// API token (403).
 func TestEveryRouteNeedsToken(t *testing.T) {
 	b := setup(t, storetest.New(t, "sqlite"))
 	ctx := context.Background()
@@ -24,15 +33,31 @@ func TestEveryRouteNeedsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := "aos_" + strings.Repeat("A", len(b.write)-4)
+	o := b.setUpOwner()
+	revokedSession, csrfRevoked := o.sid, o.csrf
+	if status, body := b.doCookie("POST", "/auth/logout", nil, o.sid, o.csrf); status != http.StatusNoContent {
+		t.Fatalf("logout: %d %s", status, body)
+	}
 	public := 0
 	for _, rt := range b.api.Routes() {
 		path := strings.ReplaceAll(strings.ReplaceAll(rt.Pattern, "{id}", "x"), "{", "")
 		if rt.Public {
 			public++
-			if rt.Method != "GET" || rt.Pattern != "/health" {
-				t.Errorf("%s %s is public; only GET /health may be", rt.Method, rt.Pattern)
+			if !publicRoutes[rt.Method+" "+rt.Pattern] {
+				t.Errorf("%s %s is public; only %v may be", rt.Method, rt.Pattern, publicRoutes)
 			}
 			continue
+		}
+		for name, sid := range map[string]string{"unknown": strings.Repeat("A", 43), "revoked": revokedSession} {
+			status, body := b.doCookie(rt.Method, path, "{}", sid, csrfRevoked)
+			if status != http.StatusUnauthorized || !strings.Contains(string(body), `"unauthorized"`) {
+				t.Errorf("%s %s with a %s session: %d %s, want 401", rt.Method, rt.Pattern, name, status, body)
+			}
+		}
+		if rt.Scope == mission.ScopeOwner {
+			if status, _ := b.do(rt.Method, path, "{}", b.write); status != http.StatusForbidden {
+				t.Errorf("%s %s with a write token: %d, want 403", rt.Method, rt.Pattern, status)
+			}
 		}
 		for name, tok := range map[string]string{"none": "", "malformed": "Bearer-ish", "unknown": unknown, "revoked": revoked.Secret} {
 			status, body := b.do(rt.Method, path, "{}", tok)
@@ -48,8 +73,8 @@ func TestEveryRouteNeedsToken(t *testing.T) {
 			}
 		}
 	}
-	if public != 1 {
-		t.Errorf("%d public routes, want 1", public)
+	if public != len(publicRoutes) {
+		t.Errorf("%d public routes, want %d", public, len(publicRoutes))
 	}
 	// Unknown paths under the prefix are not probed anonymously either.
 	if status, _ := b.do("GET", "/no/such/route", nil, ""); status != http.StatusUnauthorized {
