@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startServer runs `aos server args...` until the test ends and returns
+// its API base URL and its output so far.
+func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := NewServerCmd("v-test")
+	out := &syncBuffer{}
+	srv.SetOut(out)
+	srv.SetArgs(args)
+	done := make(chan error, 1)
+	go func() { done <- srv.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("server: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("server did not stop")
+		}
+	})
+	re := regexp.MustCompile(`http://\S+/api/v1`)
+	deadline := time.Now().Add(10 * time.Second)
+	for re.FindString(out.String()) == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("server printed no URL: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return re.FindString(out.String()), out
+}
+
+// TestServerPrintsSetupToken: on first run aos server prints a setup token
+// (to its output, not the JSON log) that setup accepts; with
+// --no-setup-token (as aos up starts it) it prints none; the key file is
+// created 0600.
+func TestServerPrintsSetupToken(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AOS_DATA_DIR", dir+"/data")
+	t.Setenv("AOS_WORKSPACE_ROOT", dir+"/ws")
+	t.Setenv("AOS_DATABASE_URL", "")
+	t.Setenv("AOS_ADDR", "127.0.0.1:0")
+	t.Setenv("AOS_LOG_LEVEL", "debug")
+	t.Setenv("AOS_SECRET_KEY", "")
+	t.Setenv("AOS_PUBLIC_ORIGIN", "")
+
+	_, quiet := startServer(t, "--no-setup-token")
+	if strings.Contains(quiet.String(), "aos_setup_") {
+		t.Fatalf("--no-setup-token printed a token:\n%s", quiet.String())
+	}
+	base, out := startServer(t)
+	tok := regexp.MustCompile(`setup token: (aos_setup_\S+)`).FindStringSubmatch(out.String())
+	if tok == nil {
+		t.Fatalf("no setup token printed:\n%s", out.String())
+	}
+	resp, err := http.Post(base+"/auth/setup/begin", "application/json", strings.NewReader(`{"setupToken":"`+tok[1]+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("setup begin with the printed token: %d", resp.StatusCode)
+	}
+}
