@@ -204,7 +204,7 @@ func (s *Server) revalidator(r *http.Request, p mission.Principal) func(context.
 	if p.SessionID != "" {
 		sid := sessionCookie(r)
 		return func(ctx context.Context) bool {
-			_, err := s.opts.Auth.Authenticate(ctx, sid)
+			_, err := s.opts.Auth.Check(ctx, sid)
 			return !errors.Is(err, auth.ErrUnauthorized)
 		}
 	}

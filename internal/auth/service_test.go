@@ -267,6 +267,19 @@ func TestSessionExpiry(t *testing.T) {
 				t.Fatalf("after %d h: %v", i+12, err)
 			}
 		}
+		// Check (the events socket's re-check) does not move the idle expiry.
+		ns3, err := f.svc.Login(ctx, f.ip, testPassword, f.code(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.clk.Add(23 * time.Hour)
+		if _, err := f.svc.Check(ctx, ns3.Secret); err != nil {
+			t.Fatalf("check within the idle timeout: %v", err)
+		}
+		f.clk.Add(2 * time.Hour)
+		if _, err := f.svc.Check(ctx, ns3.Secret); !errors.Is(err, ErrUnauthorized) {
+			t.Fatalf("check after 25 h idle: %v", err)
+		}
 		if _, err := f.svc.Authenticate(ctx, "not-a-session"); !errors.Is(err, ErrUnauthorized) {
 			t.Fatalf("malformed session id: %v", err)
 		}

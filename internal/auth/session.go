@@ -83,6 +83,17 @@ func CheckCSRF(sessionID, token string) bool {
 // expiry on. Anything else (malformed, unknown, revoked, expired) is
 // ErrUnauthorized, with no hint why.
 func (s *Service) Authenticate(ctx context.Context, secret string) (Session, error) {
+	return s.session(ctx, secret, true)
+}
+
+// Check is Authenticate without moving the idle expiry: an open events
+// socket re-checks its session with it, so a forgotten console tab does
+// not keep the session alive.
+func (s *Service) Check(ctx context.Context, secret string) (Session, error) {
+	return s.session(ctx, secret, false)
+}
+
+func (s *Service) session(ctx context.Context, secret string, touch bool) (Session, error) {
 	if len(secret) != sessionIDLen {
 		return Session{}, ErrUnauthorized
 	}
@@ -98,7 +109,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Session, err
 	if row.RevokedAt != 0 || !now.Before(s.expiry(created, seen)) {
 		return Session{}, ErrUnauthorized
 	}
-	if now.Sub(seen) >= touchEvery {
+	if touch && now.Sub(seen) >= touchEvery {
 		if err := s.st.TouchSession(ctx, row.PublicID, now.UnixMilli()); err != nil {
 			return Session{}, fault("touch session", err)
 		}
