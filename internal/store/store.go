@@ -51,6 +51,8 @@ const (
 // Queries is every query the kernel needs. Each is one statement or a small
 // fixed group of statements; callers compose them inside Tx.
 type Queries interface {
+	ProjectQueries
+
 	InsertMission(ctx context.Context, m Mission) error
 	GetMission(ctx context.Context, id string) (Mission, error)
 	ListMissions(ctx context.Context, p ListMissionsParams) ([]Mission, error)
