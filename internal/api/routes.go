@@ -10,7 +10,7 @@ import (
 // OpenAPI document (GET /openapi.json) are built from.
 func (s *Server) table() []Route {
 	r, w := mission.ScopeRead, mission.ScopeWrite
-	return []Route{
+	return append([]Route{
 		{Method: "GET", Pattern: "/health", Public: true, Resp: Health{}, handle: s.health},
 		{Method: "GET", Pattern: "/openapi.json", Scope: r, Resp: map[string]any{}, handle: s.openAPI},
 		{Method: "GET", Pattern: "/missions", Scope: r, Resp: []mission.Mission{}, handle: s.listMissions},
@@ -35,7 +35,7 @@ func (s *Server) table() []Route {
 		{Method: "GET", Pattern: "/system/status", Scope: r, Resp: mission.Status{}, handle: s.status},
 		{Method: "GET", Pattern: "/system/audit", Scope: r, Resp: []mission.AuditEntry{}, handle: s.audit},
 		{Method: "GET", Pattern: "/events", Scope: r, handle: s.events},
-	}
+	}, s.projectRoutes()...)
 }
 
 // Health is GET /health's body.
