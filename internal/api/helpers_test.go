@@ -56,8 +56,9 @@ type bundle struct {
 }
 
 type setupOpts struct {
-	api api.Options
-	env map[string]string // added to (or, with "", removed from) the service's environment
+	api    api.Options
+	env    map[string]string // added to (or, with "", removed from) the service's environment
+	gitEnv []string          // mission.Options.GitEnv
 }
 
 func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
@@ -74,7 +75,8 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		env[k] = v
 	}
 	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver, logs: logs}
-	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log})
+	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log,
+		GitEnv: opts.gitEnv})
 	opts.api.Logger = log
 	b.api = api.New(b.svc, opts.api)
 	b.srv = httptest.NewServer(b.api)

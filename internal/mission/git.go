@@ -41,14 +41,19 @@ func (s *Service) runGit(ctx context.Context, env []string, args ...string) (str
 	return strings.TrimSpace(out.String()), err
 }
 
-// gitFailure is the error of a failed git command: its last output line,
+// gitFailure is the error of a failed git command: its first fatal line
+// (or its last line),
 // stripped of control characters and bounded, so the owner sees why
 // (authentication refused, repository not found) without an unbounded echo.
 // The clone URL was checked to hold no credential before git ran.
 func gitFailure(doing string, out string, err error) error {
-	line := out
-	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
-		line = line[i+1:]
+	lines := strings.Split(out, "\n")
+	line := lines[len(lines)-1]
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fatal:") {
+			line = l
+			break
+		}
 	}
 	line = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
