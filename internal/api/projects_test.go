@@ -215,7 +215,7 @@ func TestFailedCloneLeavesNothing(t *testing.T) {
 		// A repository the server does not have: git fails, the directory
 		// and the parents the request made are gone.
 		status, body := b.do("POST", "/projects", map[string]any{"name": "N", "path": "deep/er/none", "mode": "clone", "url": gs.URL + "/none.git"}, b.write)
-		if status != 502 || !strings.Contains(string(body), `"git_failed"`) {
+		if status != 502 || !strings.Contains(string(body), `"git_failed"`) || !strings.Contains(string(body), "not found") {
 			t.Fatalf("clone of a missing repository: %d %s", status, body)
 		}
 		if e := entries(t, b.root); e != "" {
