@@ -59,6 +59,7 @@ type setupOpts struct {
 	api    api.Options
 	env    map[string]string // added to (or, with "", removed from) the service's environment
 	gitEnv []string          // mission.Options.GitEnv
+	clone  time.Duration     // mission.Options.CloneTimeout
 }
 
 func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
@@ -76,7 +77,7 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	}
 	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver, logs: logs}
 	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log,
-		GitEnv: opts.gitEnv})
+		GitEnv: opts.gitEnv, CloneTimeout: opts.clone})
 	opts.api.Logger = log
 	b.api = api.New(b.svc, opts.api)
 	b.srv = httptest.NewServer(b.api)

@@ -2,10 +2,14 @@ package api_test
 
 import (
 	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store/storetest"
@@ -334,4 +338,34 @@ func TestMissionByProject(t *testing.T) {
 			t.Fatalf("after unregistering: %+v", m)
 		}
 	})
+}
+
+// TestCloneTimeout: a server that never answers is given up on after the
+// clone timeout, and the directory is removed.
+func TestCloneTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs before srv.Close
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, storetest.New(t, "sqlite"), setupOpts{gitEnv: []string{"GIT_SSL_CAINFO=" + ca}, clone: 500 * time.Millisecond})
+	start := time.Now()
+	status, body := b.do("POST", "/projects", map[string]any{"name": "H", "path": "hang", "mode": "clone", "url": srv.URL + "/r.git"}, b.write)
+	if status != 502 || !strings.Contains(string(body), "did not finish within 500ms") {
+		t.Fatalf("clone from a silent server: %d %s", status, body)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the clone took %s to give up", d)
+	}
+	if e := entries(t, b.root); e != "" {
+		t.Fatalf("a timed-out clone left %s", e)
+	}
 }

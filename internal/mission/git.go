@@ -34,6 +34,7 @@ func (s *Service) gitEnv(extra ...string) []string {
 func (s *Service) runGit(ctx context.Context, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Env = env
+	ownGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
