@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aos-run/aos/internal/kernel"
@@ -98,4 +99,30 @@ func TestProjectInitUnderLinks(t *testing.T) {
 			t.Errorf("%s: %v", want, err)
 		}
 	}
+}
+
+// FuzzCheckCloneURL: whatever is accepted is one of the three allowed
+// forms, could not be taken for an option, and carries no credential or
+// control character.
+func FuzzCheckCloneURL(f *testing.F) {
+	for _, s := range []string{"https://github.com/a/b.git", "ssh://git@h/x", "git@h:x", "ext::sh", "-x", "https://u:p@h/x", "file:///x", "git@h:-x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, url string) {
+		if mission.CheckCloneURL(url) != nil {
+			return
+		}
+		if !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "ssh://") && !strings.HasPrefix(url, "git@") {
+			t.Fatalf("accepted %q: not an allowed form", url)
+		}
+		if strings.Contains(url, "::") || strings.ContainsAny(url, " \t\r\n\x00\\") {
+			t.Fatalf("accepted %q", url)
+		}
+		if rest, ok := strings.CutPrefix(url, "https://"); ok {
+			host, _, _ := strings.Cut(rest, "/")
+			if strings.Contains(host, "@") {
+				t.Fatalf("accepted credentials in %q", url)
+			}
+		}
+	})
 }
