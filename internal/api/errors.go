@@ -49,6 +49,10 @@ var statusOf = map[mission.Code]int{
 	mission.CodeDailyCap:     http.StatusTooManyRequests,
 	mission.CodeUnauthorized: http.StatusUnauthorized,
 	mission.CodeForbidden:    http.StatusForbidden,
+	// git failing is usually the remote's doing (unreachable, refused
+	// authentication, no such repository): the server could not get a
+	// valid answer from upstream, which is what 502 says.
+	mission.CodeGitFailed: http.StatusBadGateway,
 }
 
 // apiError is an error the API itself raises (bad JSON, a bad query).

@@ -62,9 +62,11 @@ type bundle struct {
 }
 
 type setupOpts struct {
-	api api.Options
-	env map[string]string // added to (or, with "", removed from) the service's environment
-	tls bool              // serve over TLS
+	api    api.Options
+	env    map[string]string // added to (or, with "", removed from) the service's environment
+	tls    bool              // serve over TLS
+	gitEnv []string          // mission.Options.GitEnv
+	clone  time.Duration     // mission.Options.CloneTimeout
 }
 
 // testClock is a settable clock for the auth service.
@@ -98,7 +100,8 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		env[k] = v
 	}
 	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver, logs: logs}
-	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log})
+	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log,
+		GitEnv: opts.gitEnv, CloneTimeout: opts.clone})
 	opts.api.Logger = log
 	b.srv = httptest.NewUnstartedServer(nil)
 	_, port, _ := net.SplitHostPort(b.srv.Listener.Addr().String())

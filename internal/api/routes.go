@@ -35,7 +35,7 @@ func (s *Server) table() []Route {
 		{Method: "GET", Pattern: "/system/status", Scope: r, Resp: mission.Status{}, handle: s.status},
 		{Method: "GET", Pattern: "/system/audit", Scope: r, Resp: []mission.AuditEntry{}, handle: s.audit},
 		{Method: "GET", Pattern: "/events", Scope: r, handle: s.events},
-	}, s.authRoutes()...)
+	}, append(s.authRoutes(), s.projectRoutes()...)...)
 }
 
 // Health is GET /health's body.

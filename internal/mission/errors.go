@@ -21,6 +21,7 @@ const (
 	CodeDailyCap       Code = "daily_cap_reached"
 	CodeUnauthorized   Code = "unauthorized"
 	CodeForbidden      Code = "forbidden"
+	CodeGitFailed      Code = "git_failed"
 )
 
 // Error is the service's domain error. Msg is safe to show to the caller:
@@ -68,6 +69,9 @@ var (
 	ErrUnauthorized = &Error{Code: CodeUnauthorized}
 	// ErrForbidden: the credential lacks the scope.
 	ErrForbidden = &Error{Code: CodeForbidden}
+	// ErrGitFailed: git could not init, inspect or clone (an unreachable
+	// remote, a refused authentication); nothing was kept on disk.
+	ErrGitFailed = &Error{Code: CodeGitFailed}
 )
 
 func invalid(format string, a ...any) error {

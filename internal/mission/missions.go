@@ -3,8 +3,6 @@ package mission
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/aos-run/aos/internal/engine"
@@ -38,8 +36,9 @@ type CreateRequest struct {
 	Boundaries string   `json:"boundaries,omitempty"`
 	ProjectID  string   `json:"projectId,omitempty"`
 	// Workspace is a directory inside the workspace root, absolute or
-	// relative to the root.
-	Workspace          string   `json:"workspace"`
+	// relative to the root. It defaults to the directory of ProjectID,
+	// which must name a registered project when set.
+	Workspace          string   `json:"workspace,omitempty"`
 	Model              string   `json:"model,omitempty"`
 	Effort             string   `json:"effort,omitempty"`
 	Network            string   `json:"network,omitempty"`
@@ -76,6 +75,17 @@ func missionView(m store.Mission) Mission {
 // CreateMission validates req, applies the defaults, refuses when today's
 // spend has reached the daily cap, and creates the mission, queued.
 func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequest) (Mission, error) {
+	if req.ProjectID != "" {
+		// The project must exist; without a workspace the mission works in
+		// its directory.
+		dir, err := s.projectDir(ctx, req.ProjectID)
+		if err != nil {
+			return Mission{}, err
+		}
+		if req.Workspace == "" {
+			req.Workspace = dir
+		}
+	}
 	ws, err := s.confine(req.Workspace)
 	if err != nil {
 		return Mission{}, err
@@ -162,39 +172,6 @@ func (s *Service) checkDailyCap(ctx context.Context) error {
 		return &Error{Code: CodeDailyCap, Msg: "today's spend has reached the daily cap"}
 	}
 	return nil
-}
-
-// confine resolves a workspace inside the workspace root, following
-// symbolic links, and requires an existing directory.
-func (s *Service) confine(ws string) (string, error) {
-	bad := invalid("workspace must be an existing directory inside the workspace root")
-	if ws == "" || strings.ContainsRune(ws, 0) || s.opts.WorkspaceRoot == "" {
-		return "", bad
-	}
-	root, err := filepath.EvalSymlinks(s.opts.WorkspaceRoot)
-	if err != nil {
-		return "", bad
-	}
-	root, err = filepath.Abs(root)
-	if err != nil {
-		return "", bad
-	}
-	p := ws
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	p, err = filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", bad
-	}
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", bad
-	}
-	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-		return "", bad
-	}
-	return p, nil
 }
 
 func firstLine(s string, n int) string {

@@ -26,6 +26,13 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives structured logs; never a secret.
 	Logger *slog.Logger
+	// GitEnv is added to the environment of every git command the service
+	// runs (project init, inspection and clone); tests use it to trust a
+	// test server's certificate with GIT_SSL_CAINFO. TLS verification is
+	// never turned off by the service itself.
+	GitEnv []string
+	// CloneTimeout bounds a project clone; 10 minutes by default.
+	CloneTimeout time.Duration
 }
 
 // Service is the mission service over one kernel. It is safe for concurrent
@@ -47,6 +54,9 @@ func New(k *kernel.Kernel, opts Options) *Service {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.CloneTimeout <= 0 {
+		opts.CloneTimeout = DefaultCloneTimeout
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"

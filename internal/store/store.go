@@ -52,6 +52,7 @@ const (
 // fixed group of statements; callers compose them inside Tx.
 type Queries interface {
 	OwnerAuthQueries
+	ProjectQueries
 
 	InsertMission(ctx context.Context, m Mission) error
 	GetMission(ctx context.Context, id string) (Mission, error)

@@ -1,0 +1,17 @@
+//go:build unix
+
+package mission
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup puts git in a process group of its own and makes cancellation
+// kill the whole group, so that a timed-out clone also stops the transport
+// helpers it started (git-remote-https, ssh) before its directory is
+// removed.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+}

@@ -1,0 +1,100 @@
+package mission
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// place is a path resolved inside the workspace root.
+type place struct {
+	abs    string // absolute, symbolic links of its existing part resolved
+	rel    string // relative to the (resolved) root, never "." or ".."
+	exists bool
+	// missing is the first component of abs that does not exist (the
+	// directory whose removal undoes a MkdirAll of abs); "" when exists.
+	missing string
+}
+
+// resolve places p, relative to the workspace root or absolute, inside the
+// root. The deepest existing ancestor is resolved with its symbolic links
+// and must lie inside the root, the root itself excluded; the components
+// below it, which do not exist yet, are taken as written (after lexical
+// cleaning, so none of them is ".."). Empty paths, NUL and other control
+// characters are refused. Every refusal is the same error, bad, so that a
+// caller learns nothing about paths outside the root.
+func (s *Service) resolve(p string, bad error) (place, error) {
+	if p == "" || hasControl(p) || s.opts.WorkspaceRoot == "" {
+		return place{}, bad
+	}
+	root, err := filepath.EvalSymlinks(s.opts.WorkspaceRoot)
+	if err != nil {
+		return place{}, bad
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return place{}, bad
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	p = filepath.Clean(p)
+	// Walk up to the deepest ancestor that exists (as a name: a dangling
+	// link exists and then fails to resolve).
+	cur, rest := p, []string(nil)
+	for {
+		_, err := os.Lstat(cur)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return place{}, bad
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return place{}, bad
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+		cur = parent
+	}
+	real, err := filepath.EvalSymlinks(cur)
+	if err != nil {
+		return place{}, bad
+	}
+	abs := filepath.Join(append([]string{real}, rest...)...)
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return place{}, bad
+	}
+	pl := place{abs: abs, rel: rel, exists: len(rest) == 0}
+	if len(rest) > 0 {
+		pl.missing = filepath.Join(real, rest[0])
+	}
+	return pl, nil
+}
+
+// confine resolves a workspace inside the workspace root, following
+// symbolic links, and requires an existing directory.
+func (s *Service) confine(ws string) (string, error) {
+	bad := invalid("workspace must be an existing directory inside the workspace root")
+	pl, err := s.resolve(ws, bad)
+	if err != nil || !pl.exists {
+		return "", bad
+	}
+	if fi, err := os.Stat(pl.abs); err != nil || !fi.IsDir() {
+		return "", bad
+	}
+	return pl.abs, nil
+}
+
+// hasControl reports whether s holds a NUL or another control character.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}

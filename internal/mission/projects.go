@@ -1,0 +1,311 @@
+package mission
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+// Project modes: how CreateProject obtains the directory.
+const (
+	ProjectInit     = "init"     // a new directory, git init with an empty first commit
+	ProjectExisting = "existing" // an existing git work tree
+	ProjectClone    = "clone"    // a clone of Origin
+)
+
+// CreateProjectRequest is POST /projects' body. Path is relative to the
+// workspace root (or absolute inside it).
+type CreateProjectRequest struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Mode string `json:"mode"`
+	URL  string `json:"url,omitempty"`
+}
+
+// UpdateProjectRequest is PATCH /projects/{id}'s body.
+type UpdateProjectRequest struct {
+	Name string `json:"name"`
+}
+
+// Project is a project as presented: Path relative to the workspace root,
+// Dir absolute.
+type Project struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	Dir       string `json:"dir"`
+	Mode      string `json:"mode"`
+	Origin    string `json:"origin"`
+	CreatedAt int64  `json:"createdAt"`
+	UpdatedAt int64  `json:"updatedAt"`
+}
+
+func (s *Service) projectView(p store.Project) Project {
+	return Project{ID: p.ID, Name: p.Name, Path: p.Path, Dir: filepath.Join(s.rootDir(), filepath.FromSlash(p.Path)), Mode: p.Mode,
+		Origin: p.Origin, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+}
+
+// rootDir is the workspace root with its symbolic links resolved, as
+// project paths are relative to it.
+func (s *Service) rootDir() string {
+	if r, err := filepath.EvalSymlinks(s.opts.WorkspaceRoot); err == nil {
+		if a, err := filepath.Abs(r); err == nil {
+			return a
+		}
+	}
+	return filepath.Clean(s.opts.WorkspaceRoot)
+}
+
+func checkProjectName(name string) error {
+	if strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > 100 || hasControl(name) || !utf8.ValidString(name) {
+		return invalid("name must be 1..100 characters without control characters")
+	}
+	return nil
+}
+
+// CreateProject registers a project, making its directory first for init
+// and clone. Nothing is left on disk when it fails: a directory it created
+// is removed, and a directory that was empty is emptied again.
+func (s *Service) CreateProject(ctx context.Context, actor Actor, req CreateProjectRequest) (Project, error) {
+	if err := checkProjectName(req.Name); err != nil {
+		return Project{}, err
+	}
+	switch req.Mode {
+	case ProjectInit, ProjectExisting:
+		if req.URL != "" {
+			return Project{}, invalid("url is only for mode \"clone\"")
+		}
+	case ProjectClone:
+		if err := CheckCloneURL(req.URL); err != nil {
+			return Project{}, err
+		}
+	default:
+		return Project{}, invalid("mode must be init, existing or clone")
+	}
+	pl, err := s.resolve(req.Path, invalid("path must be a directory inside the workspace root (relative to it, or absolute inside it)"))
+	if err != nil {
+		return Project{}, err
+	}
+	rel := filepath.ToSlash(pl.rel)
+	if err := s.pathFree(ctx, rel); err != nil {
+		return Project{}, err
+	}
+	var undo func()
+	switch req.Mode {
+	case ProjectExisting:
+		err = s.checkWorkTree(ctx, pl)
+	case ProjectInit:
+		undo, err = s.makeDir(pl)
+		if err == nil {
+			err = s.gitInit(ctx, pl.abs)
+		}
+	case ProjectClone:
+		undo, err = s.makeDir(pl)
+		if err == nil {
+			err = s.gitClone(ctx, req.URL, pl.abs)
+		}
+	}
+	if err == nil {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		now := s.now().UnixMilli()
+		p := store.Project{ID: "prj_" + hex.EncodeToString(b[:]), Name: req.Name, Path: rel, Mode: req.Mode, CreatedAt: now, UpdatedAt: now}
+		if req.Mode == ProjectClone {
+			p.Origin = req.URL
+		}
+		if err = s.st.InsertProject(ctx, p); err == nil {
+			s.audit(ctx, actor, "project.create", p.ID, map[string]any{"mode": p.Mode, "path": p.Path, "origin": p.Origin})
+			return s.projectView(p), nil
+		}
+		if errors.Is(err, store.ErrConflict) {
+			err = &Error{Code: CodeConflict, Msg: "another project is registered at this path", Err: err}
+		} else {
+			err = translate("create project", err)
+		}
+	}
+	if undo != nil {
+		undo()
+	}
+	return Project{}, err
+}
+
+// pathFree refuses a path a project is registered at already. The unique
+// index on projects.path closes the race this check leaves open.
+func (s *Service) pathFree(ctx context.Context, rel string) error {
+	ps, err := s.st.ListProjects(ctx)
+	if err != nil {
+		return translate("list projects", err)
+	}
+	for _, p := range ps {
+		if p.Path == rel {
+			return &Error{Code: CodeConflict, Msg: "another project is registered at this path"}
+		}
+	}
+	return nil
+}
+
+// makeDir prepares pl for init or clone: an existing directory must be
+// empty; a missing one is created, exclusively, so that two requests never
+// share it. undo puts the disk back as it was.
+func (s *Service) makeDir(pl place) (undo func(), err error) {
+	if pl.exists {
+		fi, err := os.Stat(pl.abs)
+		if err != nil || !fi.IsDir() {
+			return nil, &Error{Code: CodeConflict, Msg: "path exists and is not a directory"}
+		}
+		entries, err := os.ReadDir(pl.abs)
+		if err != nil {
+			return nil, fmt.Errorf("mission: read project directory: %w", err)
+		}
+		if len(entries) > 0 {
+			return nil, &Error{Code: CodeConflict, Msg: "directory exists and is not empty (use mode \"existing\" to register a repository)"}
+		}
+		return func() { emptyDir(pl.abs) }, nil
+	}
+	parent := filepath.Dir(pl.abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, invalid("cannot create the project directory's parent")
+	}
+	removeParents := func() {
+		// Remove the parents this call may have made, if still empty.
+		for d := parent; len(d) >= len(pl.missing) && d != filepath.Dir(d); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				return
+			}
+		}
+	}
+	if err := os.Mkdir(pl.abs, 0o755); err != nil {
+		removeParents()
+		if errors.Is(err, fs.ErrExist) {
+			return nil, &Error{Code: CodeConflict, Msg: "directory was created meanwhile"}
+		}
+		return nil, invalid("cannot create the project directory")
+	}
+	return func() {
+		_ = os.RemoveAll(pl.abs)
+		removeParents()
+	}, nil
+}
+
+// emptyDir removes what is inside dir, keeping dir.
+func emptyDir(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// checkWorkTree requires an existing directory that is a git work tree,
+// looking no higher than the workspace root for its repository.
+func (s *Service) checkWorkTree(ctx context.Context, pl place) error {
+	if fi, err := os.Stat(pl.abs); !pl.exists || err != nil || !fi.IsDir() {
+		return invalid("path must be an existing directory for mode \"existing\" (use mode \"init\" to create one)")
+	}
+	out, err := s.runGit(ctx, s.gitEnv("GIT_CEILING_DIRECTORIES="+s.rootDir()), "-C", pl.abs, "rev-parse", "--is-inside-work-tree")
+	if err != nil || out != "true" {
+		return invalid("directory is not a git work tree; use mode \"init\" to create a repository")
+	}
+	return nil
+}
+
+// gitInit makes dir a repository on branch main with an empty first commit,
+// so that HEAD exists and the engine can branch from it.
+func (s *Service) gitInit(ctx context.Context, dir string) error {
+	env := s.gitEnv()
+	if out, err := s.runGit(ctx, env, "-C", dir, "init", "-q", "-b", "main"); err != nil {
+		return gitFailure("git init", out, err)
+	}
+	out, err := s.runGit(ctx, env, "-C", dir, "-c", "user.name=Agent OS", "-c", "user.email=aos@aos.invalid", "-c", "commit.gpgSign=false",
+		"commit", "-q", "--allow-empty", "-m", "Initial commit")
+	if err != nil {
+		return gitFailure("git commit", out, err)
+	}
+	return nil
+}
+
+// gitClone clones url into dir (empty) under the clone timeout, with only
+// the https and ssh transports allowed, no submodules and no prompts.
+func (s *Service) gitClone(ctx context.Context, url, dir string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.CloneTimeout)
+	defer cancel()
+	out, err := s.runGit(ctx, s.gitEnv(),
+		"-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always",
+		"-c", "submodule.recurse=false", "-c", "core.hooksPath=/dev/null",
+		"clone", "--quiet", "--no-recurse-submodules", "--", url, dir)
+	if ctx.Err() == context.DeadlineExceeded {
+		return &Error{Code: CodeGitFailed, Msg: fmt.Sprintf("git clone did not finish within %s", s.opts.CloneTimeout), Err: ctx.Err()}
+	}
+	if err != nil {
+		return gitFailure("git clone", out, err)
+	}
+	return nil
+}
+
+// ListProjects returns every project, oldest first.
+func (s *Service) ListProjects(ctx context.Context) ([]Project, error) {
+	ps, err := s.st.ListProjects(ctx)
+	if err != nil {
+		return nil, translate("list projects", err)
+	}
+	out := make([]Project, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, s.projectView(p))
+	}
+	return out, nil
+}
+
+// GetProject returns one project.
+func (s *Service) GetProject(ctx context.Context, id string) (Project, error) {
+	p, err := s.st.GetProject(ctx, id)
+	if err != nil {
+		return Project{}, projectErr("get project", err)
+	}
+	return s.projectView(p), nil
+}
+
+// UpdateProject renames a project.
+func (s *Service) UpdateProject(ctx context.Context, actor Actor, id string, req UpdateProjectRequest) (Project, error) {
+	if err := checkProjectName(req.Name); err != nil {
+		return Project{}, err
+	}
+	if err := s.st.RenameProject(ctx, id, req.Name, s.now().UnixMilli()); err != nil {
+		return Project{}, projectErr("rename project", err)
+	}
+	s.audit(ctx, actor, "project.update", id, nil)
+	return s.GetProject(ctx, id)
+}
+
+// DeleteProject unregisters a project. Its directory stays on disk and its
+// missions keep their project id.
+func (s *Service) DeleteProject(ctx context.Context, actor Actor, id string) error {
+	if err := s.st.DeleteProject(ctx, id); err != nil {
+		return projectErr("delete project", err)
+	}
+	s.audit(ctx, actor, "project.delete", id, nil)
+	return nil
+}
+
+// projectDir returns the directory of project id for a new mission.
+func (s *Service) projectDir(ctx context.Context, id string) (string, error) {
+	p, err := s.GetProject(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return p.Dir, nil
+}
+
+func projectErr(doing string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &Error{Code: CodeNotFound, Msg: "no project with this id", Err: err}
+	}
+	return translate(doing, err)
+}
