@@ -3,10 +3,16 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,30 +128,27 @@ func TestUpFullFlow(t *testing.T) {
 				_ = db.Store.Close() // the children open it themselves
 				env = append(env, "AOS_DATABASE_URL="+db.DSN)
 			}
-			tok := run(t, bin, env, "token", "create", "--name", "upflow")
-			if tok.code != 0 {
-				t.Fatalf("aos token create: %d %s", tok.code, tok.out)
-			}
-			secret := regexp.MustCompile(`aos_[A-Za-z0-9_-]{43}`).FindString(tok.out)
-			if secret == "" {
-				t.Fatalf("no token in %q", tok.out)
-			}
 			p := start(t, bin, env, "up")
 			var seen strings.Builder
-			p.expect(t, regexp.MustCompile(`up on `), &seen)
+			setupTok := p.expect(t, regexp.MustCompile(`setup token: (aos_setup_\S+)`), &seen)[1]
 			base := "http://" + addr
 			waitHealthy(t, base, &seen)
+			secret := ownerToken(t, base, setupTok)
 			c := &upClient{t: t, base: base, token: secret}
 
 			if err := demo.WriteRepo(filepath.Join(root, "repo")); err != nil {
 				t.Fatal(err)
 			}
+			var proj struct {
+				ID string `json:"id"`
+			}
+			c.do("POST", "/projects", map[string]any{"name": "calc", "path": "repo", "mode": "existing"}, 201, &proj)
 			var m struct {
 				ID        string `json:"id"`
 				RootRunID string `json:"rootRunId"`
 				Status    string `json:"status"`
 			}
-			c.do("POST", "/missions", map[string]any{"objective": "say hello", "criteria": []string{"it says hello"}, "workspace": "repo",
+			c.do("POST", "/missions", map[string]any{"objective": "say hello", "criteria": []string{"it says hello"}, "projectId": proj.ID,
 				"model": "script:upflow", "network": "open", "budgetUsd": 0.1, "maxTurns": 10}, 201, &m)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -218,4 +221,75 @@ func TestUpFullFlow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// totp computes the RFC 6238 code (SHA-1, 30 s, 6 digits) of a base32
+// secret at t, as the owner's authenticator app would.
+func totp(t *testing.T, secretB32 string, at time.Time) string {
+	t.Helper()
+	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(secretB32))
+	if err != nil {
+		t.Fatalf("totp secret: %v", err)
+	}
+	var msg [8]byte
+	binary.BigEndian.PutUint64(msg[:], uint64(at.Unix()/30))
+	m := hmac.New(sha1.New, key)
+	m.Write(msg[:])
+	sum := m.Sum(nil)
+	off := sum[len(sum)-1] & 0x0f
+	return fmt.Sprintf("%06d", (binary.BigEndian.Uint32(sum[off:off+4])&0x7fffffff)%1000000)
+}
+
+// ownerToken does the owner's first run over the API: the setup token
+// printed by aos up, a password and a TOTP enrolment give a session, and
+// the session mints an API token (shown once).
+func ownerToken(t *testing.T, base, setupTok string) string {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	post := func(path string, body any, csrf string, want int, out any) {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", base+"/api/v1"+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		if csrf != "" {
+			req.Header.Set("X-CSRF-Token", csrf)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("POST %s = %d, want %d: %s", path, resp.StatusCode, want, raw)
+		}
+		if out != nil {
+			if err := json.Unmarshal(raw, out); err != nil {
+				t.Fatalf("POST %s: %s: %v", path, raw, err)
+			}
+		}
+	}
+	var begin struct {
+		TOTPSecret string `json:"totpSecret"`
+	}
+	post("/auth/setup/begin", map[string]string{"setupToken": setupTok}, "", 200, &begin)
+	var ses struct {
+		CSRF string `json:"csrfToken"`
+	}
+	post("/auth/setup/complete", map[string]string{"setupToken": setupTok, "password": "correct horse battery staple",
+		"totpCode": totp(t, begin.TOTPSecret, time.Now())}, "", 200, &ses)
+	// A mutation by cookie without the CSRF token is refused.
+	post("/tokens", map[string]any{"name": "upflow", "scopes": []string{"read", "write"}}, "", 403, nil)
+	var tok struct {
+		Token string `json:"token"`
+	}
+	post("/tokens", map[string]any{"name": "upflow", "scopes": []string{"read", "write"}}, ses.CSRF, 201, &tok)
+	if !strings.HasPrefix(tok.Token, "aos_") {
+		t.Fatalf("token %q", tok.Token)
+	}
+	return tok.Token
 }
