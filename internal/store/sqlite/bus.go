@@ -7,13 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -22,12 +23,11 @@ import (
 // machine: unix datagram sockets in a private directory next to the
 // database file, <db>.events/ (mode 0700). Each subscription binds
 // <channel>-<random>.sock there; Publish sends the payload to every socket
-// of the channel without waiting (MSG_DONTWAIT), through one connected
+// of the channel non-blockingly (MSG_DONTWAIT), through one connected
 // socket per receiver, so a receiver that stops reading fills only its own
-// queue and costs the others nothing. A receiver whose queue is full loses
-// the payload (counted); a socket file nobody is bound to any more (its
-// process died without unlinking it) refuses with ECONNREFUSED and is
-// removed.
+// queue. A receiver whose queue stays full loses the payload (counted, see
+// send); a socket file nobody is bound to any more (its process died
+// without unlinking it) refuses with ECONNREFUSED and is removed.
 //
 // A socket path must fit in sockaddr_un (108 bytes on Linux, 104 on macOS,
 // including the NUL). When <db>.events/<name> would not, the directory is
@@ -42,9 +42,13 @@ const (
 	// maxSockPath is sockaddr_un's path room on macOS, the smaller one.
 	maxSockPath = 103
 	// sockNameLen is len("aos_events-" + 16 hex + ".sock").
-	sockNameLen   = len(store.ChannelEvents) + 1 + 16 + len(".sock")
-	subscribeBuf  = 256
-	receiveBuffer = 1 << 20
+	sockNameLen  = len(store.ChannelEvents) + 1 + 16 + len(".sock")
+	subscribeBuf = 256
+	// sendRetries and sendRetryPause bound the wait for a full subscriber
+	// queue to about a millisecond.
+	sendRetries    = 8
+	sendRetryPause = 100 * time.Microsecond
+	receiveBuffer  = 1 << 20
 )
 
 // bus is the publishing side of one Store: a connected datagram socket
@@ -53,8 +57,8 @@ type bus struct {
 	dbPath string
 
 	mu     sync.Mutex
-	peers  map[string]int // socket path -> connected fd; guarded by mu
-	closed bool           // guarded by mu
+	peers  map[string]*peer // by socket path; guarded by mu
+	closed bool             // guarded by mu
 
 	dropped atomic.Int64 // payloads a full receiver queue refused
 	stale   atomic.Int64 // stale socket files removed
@@ -64,7 +68,15 @@ func newBus(dbPath string) *bus {
 	if real, err := filepath.EvalSymlinks(dbPath); err == nil {
 		dbPath = real // every process must agree on the directory
 	}
-	return &bus{dbPath: dbPath, peers: map[string]int{}}
+	return &bus{dbPath: dbPath, peers: map[string]*peer{}}
+}
+
+// peer is a connected socket to one subscriber.
+type peer struct {
+	fd int
+	// congested is set when the subscriber's queue stayed full through
+	// the retries; later sends to it drop at once until one succeeds.
+	congested bool
 }
 
 // BusDir returns the directory of the database's event sockets (see the
@@ -109,27 +121,47 @@ func (s *Store) Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
 	var r [8]byte
 	_, _ = rand.Read(r[:])
 	path := filepath.Join(dir, ch+"-"+hex.EncodeToString(r[:])+".sock")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM, 0)
 	if err != nil {
+		return nil, fmt.Errorf("sqlite: subscribe: socket: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		_ = syscall.Close(fd)
 		return nil, fmt.Errorf("sqlite: subscribe: bind %s: %w", path, err)
 	}
-	_ = conn.SetReadBuffer(receiveBuffer) // best effort; capped by the system
+	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, receiveBuffer) // best effort
 	out := make(chan []byte, subscribeBuf)
+	var closing atomic.Bool
 	go func() {
 		<-ctx.Done()
+		closing.Store(true)
 		_ = os.Remove(path) // first, so publishers stop finding it
-		_ = conn.Close()    // ends the reader below
+		// Wake the reader, blocked in recvfrom, with an empty datagram.
+		if w, err := dial(path); err == nil {
+			_ = syscall.Sendto(w, nil, syscall.MSG_DONTWAIT, nil)
+			_ = syscall.Close(w)
+		}
+		_ = syscall.Shutdown(fd, syscall.SHUT_RD)
 	}()
+	// The reader blocks in recvfrom on an OS thread of its own rather than
+	// in Go's poller: the kernel then wakes it the moment a datagram
+	// arrives, which keeps the short datagram queue (net.unix.max_dgram_qlen,
+	// often 10) from filling under bursts.
 	go func() {
 		defer close(out)
+		defer syscall.Close(fd) //nolint:errcheck // nothing to do about it
 		buf := make([]byte, maxDatagram+1)
 		for {
-			n, err := conn.Read(buf)
+			n, _, err := syscall.Recvfrom(fd, buf, 0)
+			if closing.Load() {
+				return
+			}
 			if err != nil {
-				if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-					return
+				if errors.Is(err, syscall.EINTR) || errors.Is(err, syscall.EAGAIN) {
+					continue
 				}
-				continue // a datagram-level error; the socket lives on
+				return
 			}
 			p := make([]byte, n)
 			copy(p, buf[:n])
@@ -183,9 +215,9 @@ func (b *bus) publish(ch string, payload []byte) error {
 			firstErr = err
 		}
 	}
-	for path, fd := range b.peers {
+	for path, p := range b.peers {
 		if !live[path] && strings.HasPrefix(filepath.Base(path), ch+"-") {
-			_ = syscall.Close(fd)
+			_ = syscall.Close(p.fd)
 			delete(b.peers, path)
 		}
 	}
@@ -197,11 +229,16 @@ func (b *bus) publish(ch string, payload []byte) error {
 
 // send delivers payload to the socket at path or drops it; it removes the
 // file when nobody is bound to it any more. Called with mu held.
+//
+// A full queue (EAGAIN: net.unix.max_dgram_qlen, often only 10, datagrams
+// are waiting) is usually a reader about to wake up, so send retries a few
+// times over at most about a millisecond (this is the kernel's flusher
+// goroutine, never a run). A subscriber that stays full is marked
+// congested and costs one failed sendto per payload until it reads again.
 func (b *bus) send(path string, payload []byte) error {
-	fd, ok := b.peers[path]
+	p, ok := b.peers[path]
 	if !ok {
-		var err error
-		fd, err = dial(path)
+		fd, err := dial(path)
 		switch {
 		case errors.Is(err, syscall.ECONNREFUSED):
 			b.removeStale(path)
@@ -211,22 +248,37 @@ func (b *bus) send(path string, payload []byte) error {
 		case err != nil:
 			return fmt.Errorf("connect %s: %w", path, err)
 		}
-		b.peers[path] = fd
+		p = &peer{fd: fd}
+		b.peers[path] = p
 	}
-	err := syscall.Sendto(fd, payload, syscall.MSG_DONTWAIT, nil)
+	var err error
+	for i := 0; ; i++ {
+		err = syscall.Sendto(p.fd, payload, syscall.MSG_DONTWAIT, nil)
+		full := errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOBUFS)
+		if !full || p.congested || i == sendRetries {
+			break
+		}
+		if i == 0 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(sendRetryPause)
+		}
+	}
 	switch {
 	case err == nil:
+		p.congested = false
 		return nil
 	case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.ENOBUFS):
-		b.dropped.Add(1) // its queue is full: a slow or stopped subscriber
+		p.congested = true
+		b.dropped.Add(1) // a slow or stopped subscriber
 		return nil
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOTCONN), errors.Is(err, syscall.EPIPE):
-		_ = syscall.Close(fd)
+		_ = syscall.Close(p.fd)
 		delete(b.peers, path)
 		b.removeStale(path)
 		return nil
 	default:
-		_ = syscall.Close(fd)
+		_ = syscall.Close(p.fd)
 		delete(b.peers, path)
 		return fmt.Errorf("send to %s: %w", path, err)
 	}
@@ -243,8 +295,8 @@ func (b *bus) removeStale(path string) {
 func (b *bus) close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for path, fd := range b.peers {
-		_ = syscall.Close(fd)
+	for path, p := range b.peers {
+		_ = syscall.Close(p.fd)
 		delete(b.peers, path)
 	}
 	b.closed = true
