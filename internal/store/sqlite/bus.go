@@ -45,9 +45,9 @@ const (
 	sockNameLen  = len(store.ChannelEvents) + 1 + 16 + len(".sock")
 	subscribeBuf = 256
 	// sendRetries and sendRetryPause bound the wait for a full subscriber
-	// queue to about a millisecond.
-	sendRetries    = 8
-	sendRetryPause = 100 * time.Microsecond
+	// queue to about 5 ms.
+	sendRetries    = 40
+	sendRetryPause = 125 * time.Microsecond
 	receiveBuffer  = 1 << 20
 )
 
@@ -231,9 +231,10 @@ func (b *bus) publish(ch string, payload []byte) error {
 // file when nobody is bound to it any more. Called with mu held.
 //
 // A full queue (EAGAIN: net.unix.max_dgram_qlen, often only 10, datagrams
-// are waiting) is usually a reader about to wake up, so send retries a few
-// times over at most about a millisecond (this is the kernel's flusher
-// goroutine, never a run). A subscriber that stays full is marked
+// are waiting, or the sending socket's buffer holds the datagrams the
+// reader has not taken yet) is usually a reader about to wake up, so send
+// retries over at most about 5 ms (this is the kernel's flusher goroutine,
+// never a run). A subscriber that stays full is marked
 // congested and costs one failed sendto per payload until it reads again.
 func (b *bus) send(path string, payload []byte) error {
 	p, ok := b.peers[path]
