@@ -20,12 +20,11 @@ import (
 // as the worker and the server of aos up are, with a run on kernel A that
 // executes what the test hands it.
 type cross struct {
-	tb     testing.TB
-	a, b   *kernel.Kernel
-	stB    store.Store
-	pump   chan func(kernel.RunContext)
-	done   chan struct{}
-	runCtx context.Context
+	tb   testing.TB
+	a, b *kernel.Kernel
+	stB  store.Store
+	pump chan func(kernel.RunContext)
+	done chan struct{}
 }
 
 func newCross(tb testing.TB, db storetest.DB) *cross {
