@@ -1,9 +1,11 @@
 package sqlite_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -210,5 +212,54 @@ func TestStalledSubscriberCostsThePublisherLittle(t *testing.T) {
 	}
 	for got := ""; got != "last"; {
 		got = next(t, live)
+	}
+}
+
+// TestSocketOfAKilledProcessIsRemoved: a subscriber process killed with
+// SIGKILL leaves its socket file behind; the next Publish removes it and
+// still reaches a live subscriber.
+func TestSocketOfAKilledProcessIsRemoved(t *testing.T) {
+	dir, err := os.MkdirTemp("", "aosbus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	path := filepath.Join(dir, "aos.db")
+	ss := open(t, path, 2)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "AOS_TEST_CHILD=subscriber", "AOS_TEST_DB="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("child said %q", line)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	left := socks(t, ss[0].BusDir())
+	if len(left) != 1 {
+		t.Fatalf("%d socket files after the kill, want the child's 1", len(left))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub, err := ss[1].Subscribe(ctx, store.ChannelEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ss[0].Publish(ctx, store.ChannelEvents, []byte("after")); err != nil {
+		t.Fatalf("publish with a dead subscriber's socket present: %v", err)
+	}
+	if got := next(t, sub); got != "after" {
+		t.Fatalf("got %q", got)
+	}
+	if _, err := os.Lstat(left[0]); !os.IsNotExist(err) {
+		t.Fatalf("the killed process's socket is still there: %v", err)
 	}
 }
