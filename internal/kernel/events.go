@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aos-run/aos/internal/store"
 )
 
 // TransientEvent is a live-only event (model.delta): never persisted,
-// delivered to listeners of this process with id -1.
+// delivered to listeners with id -1. Payload is the value given to
+// EmitTransient for events of this process, and its JSON encoding
+// (json.RawMessage) for events of other processes.
 type TransientEvent struct {
 	MissionID string
 	RunID     string
@@ -18,14 +21,17 @@ type TransientEvent struct {
 	Payload   any
 }
 
-// hub fans transient events out to subscribers; a slow subscriber loses
-// events rather than blocking the run.
+// hub fans transient events out to this process's subscribers; a slow
+// subscriber loses events rather than blocking the run.
 type hub struct {
-	mu   sync.Mutex
-	subs map[chan TransientEvent]struct{} // guarded by mu
+	mu      sync.Mutex
+	subs    map[chan TransientEvent]struct{} // guarded by mu
+	dropped *atomic.Int64                    // deliveries skipped for a full subscriber
 }
 
-func newHub() *hub { return &hub{subs: map[chan TransientEvent]struct{}{}} }
+func newHub(dropped *atomic.Int64) *hub {
+	return &hub{subs: map[chan TransientEvent]struct{}{}, dropped: dropped}
+}
 
 func (h *hub) publish(e TransientEvent) {
 	h.mu.Lock()
@@ -34,23 +40,52 @@ func (h *hub) publish(e TransientEvent) {
 		select {
 		case ch <- e:
 		default:
+			h.dropped.Add(1)
 		}
 	}
 }
 
-// SubscribeTransient returns live transient events of this process until
-// ctx ends. A subscriber that falls 256 events behind misses events.
+// emitTransient delivers e to this process's subscribers and queues it
+// for other processes'. It never blocks on I/O.
+func (k *Kernel) emitTransient(e TransientEvent) {
+	k.transient.publish(e)
+	if !k.opts.LocalTransientOnly {
+		k.emitRemote(e)
+	}
+}
+
+// SubscribeTransient returns live transient events until ctx ends: this
+// process's, and (unless Options.LocalTransientOnly) those of every other
+// process on the database, in emission order per run and each once. A
+// subscriber that falls 256 events behind misses events. The first
+// subscriber waits until the cross-process subscription listens (at most
+// a few seconds; if the store refuses, it keeps retrying in the
+// background).
 func (k *Kernel) SubscribeTransient(ctx context.Context) <-chan TransientEvent {
 	ch := make(chan TransientEvent, 256)
 	k.transient.mu.Lock()
 	k.transient.subs[ch] = struct{}{}
 	k.transient.mu.Unlock()
+	remote := !k.opts.LocalTransientOnly
+	if remote {
+		ready := k.acquireRemote()
+		t := time.NewTimer(remoteReadyWait)
+		select {
+		case <-ready:
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	go func() {
 		<-ctx.Done()
 		k.transient.mu.Lock()
 		delete(k.transient.subs, ch)
 		k.transient.mu.Unlock()
 		close(ch)
+		if remote {
+			k.releaseRemote()
+		}
 	}()
 	return ch
 }

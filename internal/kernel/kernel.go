@@ -22,12 +22,18 @@ type Kernel struct {
 	workBell  chan struct{} // closed and replaced when a run becomes claimable; guarded by bellMu
 
 	transient *hub
+	origin    string // random, tags this kernel's transient batches
+	outbox    outbox
+	remote    remote
+	tstats    transientCounters
 }
 
 // New returns a kernel over st, which must be migrated.
 func New(st store.Store, opts Options) *Kernel {
 	opts.defaults()
-	return &Kernel{st: st, opts: opts, eventBell: make(chan struct{}), workBell: make(chan struct{}), transient: newHub()}
+	k := &Kernel{st: st, opts: opts, eventBell: make(chan struct{}), workBell: make(chan struct{}), origin: newOrigin()}
+	k.transient = newHub(&k.tstats.slow)
+	return k
 }
 
 // Store returns the kernel's store.
@@ -53,7 +59,7 @@ func (k *Kernel) ringWork(ctx context.Context) {
 	close(k.workBell)
 	k.workBell = make(chan struct{})
 	k.bellMu.Unlock()
-	if err := k.st.Notify(context.WithoutCancel(ctx), store.ChannelWork, ""); err != nil {
+	if err := k.st.Publish(context.WithoutCancel(ctx), store.ChannelWork, nil); err != nil {
 		k.opts.Logger.Warn("notify workers failed; they will poll", "err", err.Error())
 	}
 }

@@ -520,7 +520,7 @@ func (rc *runCtx) Emit(kind string, payload any) error {
 }
 
 func (rc *runCtx) EmitTransient(kind string, payload any) {
-	rc.k.transient.publish(TransientEvent{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: payload})
+	rc.k.emitTransient(TransientEvent{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: payload})
 }
 
 func (rc *runCtx) OwnerMessages() ([]OwnerMessage, error) {

@@ -219,6 +219,13 @@ type Options struct {
 	Hooks *Hooks
 	// Version is reported in the workers table.
 	Version string
+	// LocalTransientOnly keeps transient events (model.delta) in this
+	// process: EmitTransient does not publish them through the store and
+	// SubscribeTransient does not receive other processes'. For a process
+	// that is alone on its database and wants no sockets or LISTEN
+	// connection; off by default, since aos up runs server and worker as
+	// two processes.
+	LocalTransientOnly bool
 }
 
 func (o *Options) defaults() {

@@ -13,3 +13,7 @@ var ErrFenced = errors.New("store: fencing token no longer holds the lease")
 // ErrConflict is returned when a conditional update found the row in another
 // state than the one required (for example a wait that is no longer pending).
 var ErrConflict = errors.New("store: row is not in the required state")
+
+// ErrTooLarge is returned by Publish for a payload longer than the driver's
+// MaxPayload.
+var ErrTooLarge = errors.New("store: payload too large to publish")

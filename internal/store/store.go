@@ -25,9 +25,22 @@ type Store interface {
 	// process. It is closed when ctx ends. Drivers without LISTEN/NOTIFY
 	// return a channel that never fires.
 	Doorbell(ctx context.Context, ch string) (<-chan struct{}, error)
-	// Notify publishes a transient payload on channel ch to Doorbell-style
-	// listeners of other processes (PostgreSQL only; a no-op on SQLite).
-	Notify(ctx context.Context, ch string, payload string) error
+	// Publish sends payload on channel ch, best effort, to Doorbell and
+	// Subscribe listeners of every process on this database, this one
+	// included. It never waits for a listener: PostgreSQL sends NOTIFY;
+	// SQLite sends a datagram to each subscriber's unix socket and drops it
+	// when that subscriber's queue is full. A payload longer than
+	// MaxPayload is refused with ErrTooLarge.
+	Publish(ctx context.Context, ch string, payload []byte) error
+	// Subscribe returns the payloads published on ch, from this and other
+	// processes, until ctx ends, when the channel is closed. It returns
+	// once the subscription listens, so a payload published after it
+	// returns is delivered unless it is dropped: payloads are dropped,
+	// never queued without bound, when the reader falls behind, and may be
+	// lost while a PostgreSQL connection is re-established.
+	Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
+	// MaxPayload is the largest payload Publish accepts, in bytes.
+	MaxPayload() int
 	// IsTransient reports whether err is a passing database fault (a busy
 	// database, a lost connection, a server restarting) after which the
 	// same operation may be retried.
@@ -40,8 +53,9 @@ type Store interface {
 
 // Notification channels.
 const (
-	// ChannelEvents is for announcements to event readers (transient
-	// events); persisted events are not announced, readers poll for them.
+	// ChannelEvents carries transient events (model.delta) between
+	// processes, batched by the kernel; persisted events are not
+	// announced, readers poll for them.
 	ChannelEvents = "aos_events"
 	// ChannelWork announces that a run became claimable (created,
 	// re-queued, released); the kernel notifies it after such commits.

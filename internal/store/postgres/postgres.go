@@ -88,14 +88,6 @@ func (s *Store) SupportsListenNotify() bool { return true }
 // Close closes the pool.
 func (s *Store) Close() error { s.CloseStatements(); return s.SQL.Close() }
 
-// Notify sends payload on channel ch.
-func (s *Store) Notify(ctx context.Context, ch, payload string) error {
-	if _, err := s.SQL.ExecContext(ctx, `SELECT pg_notify($1, $2)`, ch, payload); err != nil {
-		return fmt.Errorf("postgres: notify: %w", err)
-	}
-	return nil
-}
-
 // Migrate applies the embedded migrations under a session advisory lock.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := sqlstore.LoadMigrations(migrations, "migrations")
@@ -115,58 +107,6 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil
-}
-
-// Doorbell listens on ch with a dedicated connection, reconnecting with
-// backoff when it drops (a fresh connection rings once, since notifications
-// may have been missed meanwhile).
-func (s *Store) Doorbell(ctx context.Context, ch string) (<-chan struct{}, error) {
-	if ch != store.ChannelEvents && ch != store.ChannelWork {
-		return nil, fmt.Errorf("postgres: unknown notification channel %q", ch)
-	}
-	out := make(chan struct{}, 1)
-	ring := func() {
-		select {
-		case out <- struct{}{}:
-		default:
-		}
-	}
-	go func() {
-		defer close(out)
-		backoff := 100 * time.Millisecond
-		for ctx.Err() == nil {
-			err := s.listen(ctx, ch, ring)
-			if ctx.Err() != nil {
-				return
-			}
-			_ = err // reconnect below; the caller's slow poll covers the gap
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(backoff*2, 5*time.Second)
-		}
-	}()
-	return out, nil
-}
-
-func (s *Store) listen(ctx context.Context, ch string, ring func()) error {
-	conn, err := pgx.Connect(ctx, s.url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
-		return err
-	}
-	ring()
-	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return err
-		}
-		ring()
-	}
 }
 
 // transient reports connection loss, a server shutting down or starting,

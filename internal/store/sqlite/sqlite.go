@@ -46,6 +46,7 @@ var migrations embed.FS
 type Store struct {
 	*sqlstore.DB
 	path string
+	bus  *bus
 }
 
 var _ store.Store = (*Store)(nil)
@@ -77,7 +78,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient}), path: abs}, nil
+	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient}), path: abs, bus: newBus(abs)}, nil
 }
 
 // Path returns the database file's absolute path.
@@ -90,17 +91,19 @@ func (s *Store) Dialect() string { return "sqlite" }
 func (s *Store) SupportsListenNotify() bool { return false }
 
 // Doorbell returns a channel that never fires; it is closed when ctx ends.
+// (Workers and event readers on SQLite poll.)
 func (s *Store) Doorbell(ctx context.Context, _ string) (<-chan struct{}, error) {
 	ch := make(chan struct{})
 	go func() { <-ctx.Done(); close(ch) }()
 	return ch, nil
 }
 
-// Notify is a no-op: SQLite has no cross-process notification.
-func (s *Store) Notify(context.Context, string, string) error { return nil }
-
-// Close closes the database.
-func (s *Store) Close() error { s.CloseStatements(); return s.SQL.Close() }
+// Close closes the database and the socket Publish sends from.
+func (s *Store) Close() error {
+	s.bus.close()
+	s.CloseStatements()
+	return s.SQL.Close()
+}
 
 // Migrate applies the embedded migrations while holding an exclusive file
 // lock beside the database, each in an IMMEDIATE transaction.
