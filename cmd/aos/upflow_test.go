@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +177,9 @@ func TestUpFullFlow(t *testing.T) {
 				if err := json.Unmarshal(raw, &e); err != nil {
 					t.Fatalf("frame %s: %v", raw, err)
 				}
+				if e.Kind == "model.delta" && e.ID != -1 {
+					t.Fatalf("model.delta with id %d, want -1", e.ID)
+				}
 				if e.ID > 0 {
 					if e.ID <= last {
 						t.Fatalf("event %d after %d: replay out of order", e.ID, last)
@@ -197,6 +201,12 @@ func TestUpFullFlow(t *testing.T) {
 				if e.Kind == "run.completed" && e.RunID == m.RootRunID {
 					break
 				}
+			}
+			// The worker is another process: its transient model.delta
+			// events reach this socket across processes, with id -1. The
+			// turn after the approval starts after the socket connected.
+			if !slices.Contains(kinds, "model.delta") {
+				t.Errorf("no model.delta from the worker process; events %v", kinds)
 			}
 			c.do("GET", "/missions/"+m.ID, nil, 200, &m)
 			if !approved || m.Status != "partial" {
