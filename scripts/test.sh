@@ -14,7 +14,7 @@ fi
 # Race detector on the kernel, store, engine and server packages; the rest
 # without it (the sandbox, tool and provider suites have their own -race runs
 # in development and spawn many processes).
-race_pkgs=$(go list ./internal/kernel/... ./internal/store/... ./internal/engine/... ./internal/api/... ./internal/mission/...)
-other_pkgs=$(go list ./... | grep -v -e '/internal/kernel' -e '/internal/store' -e '/internal/engine' -e '/internal/api' -e '/internal/mission')
+race_pkgs=$(go list ./internal/kernel/... ./internal/store/... ./internal/engine/... ./internal/api/... ./internal/mission/... ./internal/auth/...)
+other_pkgs=$(go list ./... | grep -v -e '/internal/kernel' -e '/internal/store' -e '/internal/engine' -e '/internal/api' -e '/internal/mission' -e '/internal/auth')
 go test -race -count=1 -timeout 20m "$@" $race_pkgs
 go test -count=1 -timeout 20m "$@" $other_pkgs
