@@ -183,3 +183,22 @@ func (s *Service) Logout(ctx context.Context, ses Session) error {
 	s.audit(ctx, ses.Actor(), "auth.logout", ses.Actor(), nil)
 	return nil
 }
+
+// Prune deletes sessions that can no longer authenticate (revoked, idle or
+// past their absolute expiry), throttle records whose window has passed
+// and whose lockout has ended, and expired passkey ceremonies, so an
+// attacker cycling addresses cannot grow the tables without bound. It
+// returns how many records went. `aos server` runs it periodically.
+func (s *Service) Prune(ctx context.Context) (int64, error) {
+	now := s.now()
+	n, err := s.st.PruneOwnerAuth(ctx, store.PruneAuthParams{
+		Now:                   now.UnixMilli(),
+		SessionsSeenBefore:    now.Add(-s.opts.IdleTimeout).UnixMilli(),
+		SessionsCreatedBefore: now.Add(-s.opts.AbsoluteTimeout).UnixMilli(),
+		ThrottleBefore:        now.Add(-s.opts.Throttle.Window).UnixMilli(),
+	})
+	if err != nil {
+		return n, fault("prune", err)
+	}
+	return n, nil
+}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/user"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/worker"
@@ -53,9 +54,6 @@ func NewServerCmd(version string) *cobra.Command {
 			// small query per 10 ms only while someone is watching.
 			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, EventPoll: 10 * time.Millisecond})
 			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Version: version, Getenv: os.Getenv, Logger: log})
-			if ts, err := svc.ListTokens(ctx); err == nil && !slices.ContainsFunc(ts, func(t mission.Token) bool { return t.RevokedAt == 0 }) {
-				fmt.Fprintln(cmd.ErrOrStderr(), "aos server: no live API token; every route but /api/v1/health will answer 401. Create one with: aos token create")
-			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w", addr, err)
@@ -77,6 +75,7 @@ func NewServerCmd(version string) *cobra.Command {
 					return err
 				}
 			}
+			go pruneAuth(ctx, authSvc, log, 10*time.Minute)
 			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies}), log)
 		},
 	}
@@ -180,4 +179,24 @@ func localActor() mission.Actor {
 		name = u.Username
 	}
 	return mission.Actor("cli:" + name)
+}
+
+// pruneAuth deletes dead sessions, throttle records and ceremonies now and
+// every interval until ctx ends. Several servers may run it at once; the
+// deletes are idempotent.
+func pruneAuth(ctx context.Context, a *auth.Service, log *slog.Logger, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if n, err := a.Prune(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("auth prune failed", "err", err.Error())
+		} else if n > 0 {
+			log.Info("auth pruned", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -64,6 +64,20 @@ type OwnerAuthQueries interface {
 	// TakeCeremony deletes and returns the unexpired ceremony of that kind
 	// and challenge, so it is used once; ErrNotFound if there is none.
 	TakeCeremony(ctx context.Context, kind, challenge string, now int64) (Ceremony, error)
+
+	// PruneOwnerAuth deletes what can no longer authenticate or lock
+	// anyone out: revoked sessions and those idle or alive past the
+	// bounds, throttle records whose window passed and whose lockout
+	// ended, and expired ceremonies. It returns how many rows went.
+	PruneOwnerAuth(ctx context.Context, p PruneAuthParams) (int64, error)
+}
+
+// PruneAuthParams bound PruneOwnerAuth; times are Unix ms.
+type PruneAuthParams struct {
+	Now                   int64
+	SessionsSeenBefore    int64 // idle expiry passed
+	SessionsCreatedBefore int64 // absolute expiry passed
+	ThrottleBefore        int64 // last failure older than the window
 }
 
 // Owner is the single owner account.

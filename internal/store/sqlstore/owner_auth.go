@@ -186,3 +186,24 @@ func (q *queries) TakeCeremony(ctx context.Context, kind, challenge string, now 
 	}
 	return c, nil
 }
+
+func (q *queries) PruneOwnerAuth(ctx context.Context, p store.PruneAuthParams) (int64, error) {
+	var total int64
+	for _, st := range []struct {
+		doing, sql string
+		args       []any
+	}{
+		{"prune sessions", `DELETE FROM owner_sessions WHERE revoked_at <> 0 OR last_seen_at < $1 OR created_at < $2`,
+			[]any{p.SessionsSeenBefore, p.SessionsCreatedBefore}},
+		{"prune throttle", `DELETE FROM auth_throttle WHERE last_failure < $1 AND locked_until <= $2`, []any{p.ThrottleBefore, p.Now}},
+		{"prune ceremonies", `DELETE FROM webauthn_ceremonies WHERE expires_at <= $1`, []any{p.Now}},
+	} {
+		res, err := q.q.ExecContext(ctx, st.sql, st.args...)
+		if err != nil {
+			return total, fmt.Errorf("%s: %w", st.doing, err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
+}
