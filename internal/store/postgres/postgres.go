@@ -71,9 +71,13 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		SkipLocked: "FOR UPDATE SKIP LOCKED",
 		RowLock:    "FOR NO KEY UPDATE",
 		EventPos:   "pos",
+		// Positions are drawn in id order inside a materialized CTE: the
+		// UPDATE's join may visit rows in heap order, which after a VACUUM
+		// is not id order (TestEventsKeepInsertOrder).
 		Sequence: fmt.Sprintf(`WITH lock AS (SELECT pg_try_advisory_xact_lock(%d) AS ok),
-todo AS (SELECT id FROM events WHERE pos IS NULL AND (SELECT ok FROM lock) ORDER BY id LIMIT 10000)
-UPDATE events SET pos = nextval('event_pos_seq') FROM todo WHERE events.id = todo.id AND events.pos IS NULL`, eventLockKey),
+todo AS MATERIALIZED (SELECT id, nextval('event_pos_seq') AS p FROM
+  (SELECT id FROM events WHERE pos IS NULL AND (SELECT ok FROM lock) ORDER BY id LIMIT 10000) ordered)
+UPDATE events SET pos = todo.p FROM todo WHERE events.id = todo.id AND events.pos IS NULL`, eventLockKey),
 		Transient: transient,
 	}
 	return &Store{DB: sqlstore.New(db, d), url: url}, nil
