@@ -82,9 +82,12 @@ func execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
-	// cobra's own refusals (an unknown command) are usage errors.
-	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
-		return exitUsage
+	// cobra's own refusals (an unknown command, a flag group) are usage
+	// errors; cobra has no error type for them.
+	for _, p := range []string{"unknown command", "unknown flag", "if any flags in the group", "at least one of the flags", "required flag"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return exitUsage
+		}
 	}
 	return exitFailure
 }

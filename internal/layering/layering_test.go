@@ -31,6 +31,9 @@ var rules = []struct {
 	{pkg: "internal/provider", forbidden: []string{"internal/kernel", "internal/store", "internal/engine", "internal/tool", "internal/policy", "internal/cli", "internal/api"}},
 	{pkg: "internal/tool", forbidden: []string{"internal/kernel", "internal/store", "internal/engine", "internal/provider", "internal/cli", "internal/api"}},
 	{pkg: "internal/config", onlyOwn: true},
+	// The API client speaks HTTP with the mission and api types only.
+	{pkg: "internal/client", forbidden: []string{"internal/kernel", "internal/store", "internal/engine", "internal/worker", "internal/cli",
+		"internal/provider", "internal/tool", "internal/policy", "internal/sandbox"}},
 }
 
 func TestLayering(t *testing.T) {
