@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+// TestWatchResumesAfterDisconnect: the network drops the watch's
+// connection several times while the mission's events keep coming; the
+// watch reconnects from its cursor and prints every event exactly once,
+// in order, then exits with the mission's outcome.
+func TestWatchResumesAfterDisconnect(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		r := setupRemote(t, db)
+		m, err := r.svc.CreateMission(t.Context(), "test", mission.CreateRequest{Objective: "tick", Workspace: r.workspace("p"), Model: "claude-opus-5-5"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		px := startProxy(t, strings.TrimPrefix(r.srv.URL, "http://"))
+		r.env["AOS_SERVER"] = px.URL()
+
+		live := &syncBuffer{}
+		type result struct {
+			out, errOut string
+			code        int
+		}
+		done := make(chan result, 1)
+		go func() {
+			out, errOut, code := runAOS(context.Background(), r.clientEnv(""), live, "mission", "watch", m.ID)
+			done <- result{out, errOut, code}
+		}()
+		const batches, perBatch = 5, 40
+		n := 0
+		for b := 0; b < batches; b++ {
+			for i := 0; i < perBatch; i++ {
+				r.emit(m.ID, m.RootRunID, "owner.message", map[string]string{"text": fmt.Sprintf("tick %d", n)})
+				n++
+			}
+			// Cut the connection once the watch is halfway into this
+			// batch: the rest has committed and must come by the replay.
+			mid := fmt.Sprintf("tick %d\n", n-perBatch/2)
+			waitFor(t, 20*time.Second, mid, func() bool { return strings.Contains(live.String(), mid) }, live.String)
+			if px.drop() == 0 {
+				t.Fatalf("batch %d: no connection to drop", b)
+			}
+		}
+		r.emit(m.ID, m.RootRunID, "run.completed", map[string]string{"status": "done", "summary": "all ticks"})
+
+		var res result
+		select {
+		case res = <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("watch did not end:\n%s", live.String())
+		}
+		if res.code != 0 {
+			t.Fatalf("watch: exit %d\n%s\n%s", res.code, res.out, res.errOut)
+		}
+		ticks := regexp.MustCompile(`✉ owner: tick (\d+)`).FindAllStringSubmatch(res.out, -1)
+		if len(ticks) != n {
+			t.Fatalf("%d tick lines, want %d:\n%s", len(ticks), n, res.out)
+		}
+		for i, tk := range ticks {
+			if got, _ := strconv.Atoi(tk[1]); got != i {
+				t.Fatalf("line %d is tick %d: an event was skipped, repeated or reordered\n%s", i, got, res.out)
+			}
+		}
+		if !strings.HasSuffix(res.out, "■ done — all ticks\n") {
+			t.Fatalf("no end line:\n%s", res.out)
+		}
+		if got := strings.Count(res.errOut, "events connection lost"); got < batches {
+			t.Fatalf("%d reconnects reported, want ≥ %d:\n%s", got, batches, res.errOut)
+		}
+	})
+}
