@@ -80,3 +80,41 @@ func TestWatchResumesAfterDisconnect(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchInterruptLeavesMission: stopping the watch (Ctrl-C cancels its
+// context) exits 130 and leaves the mission as it was.
+func TestWatchInterruptLeavesMission(t *testing.T) {
+	r := setupRemote(t, storetest.New(t, "sqlite"))
+	m, err := r.svc.CreateMission(t.Context(), "test", mission.CreateRequest{Objective: "wait", Workspace: r.workspace("p"), Model: "claude-opus-5-5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	live := &syncBuffer{}
+	done := make(chan int, 1)
+	var errOut string
+	go func() {
+		var code int
+		_, errOut, code = runAOS(ctx, r.clientEnv(""), live, "mission", "watch", m.ID)
+		done <- code
+	}()
+	waitFor(t, 10*time.Second, "the timeline", func() bool { return strings.Contains(live.String(), "● mission") }, live.String)
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitCancelled || !strings.Contains(errOut, "the mission goes on") {
+			t.Fatalf("exit %d %s", code, errOut)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not stop")
+	}
+	after, err := r.svc.GetMission(t.Context(), m.ID)
+	if err != nil || after.Status != m.Status {
+		t.Fatalf("mission after the interrupt: %+v %v", after, err)
+	}
+	runs, err := r.svc.ListRuns(t.Context(), m.ID)
+	if err != nil || len(runs) != 1 || runs[0].CancelRequested {
+		t.Fatalf("runs after the interrupt: %+v %v", runs, err)
+	}
+}
