@@ -25,9 +25,9 @@ const (
 	exitNotFound    = 4 // the id names nothing (404)
 	exitUnreachable = 5 // the server could not be reached
 	// Outcomes of aos mission watch / create --watch other than done (0).
-	exitPartial   = 6   // the mission ended partial
+	exitPartial    = 6   // the mission ended partial
 	exitUnfinished = 7   // blocked, failed or out of budget
-	exitCancelled = 130 // cancelled
+	exitCancelled  = 130 // cancelled
 )
 
 // clientEnv is what the client commands take from the process: the
