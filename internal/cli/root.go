@@ -28,6 +28,12 @@ func newRootCmd(version string, e *clientEnv) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "aos",
 		Short:         "aos runs coding-agent missions durably and safely",
+		Long: `aos runs coding-agent missions durably and safely.
+
+The API client commands (login, mission, waits, approve, deny, answer,
+project, policy, spend, models, status) exit 2 on bad usage or input, 3 when
+not logged in or refused (401/403), 4 when not found, 5 when the server is
+unreachable, and 1 otherwise; see docs/CLI.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
