@@ -26,8 +26,8 @@ func NewRootCmd(version string) *cobra.Command {
 // newRootCmd returns the command tree with the client commands bound to e.
 func newRootCmd(version string, e *clientEnv) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "aos",
-		Short:         "aos runs coding-agent missions durably and safely",
+		Use:   "aos",
+		Short: "aos runs coding-agent missions durably and safely",
 		Long: `aos runs coding-agent missions durably and safely.
 
 The API client commands (login, mission, waits, approve, deny, answer,
