@@ -64,7 +64,7 @@ func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c *client.Cli
 	}
 	w := &watcher{c: c, out: cmd.OutOrStdout(), err: cmd.ErrOrStderr(), pr: &eventPrinter{out: cmd.OutOrStdout(), quiet: asJSON},
 		json: asJSON, missionID: m.ID, rootRun: m.RootRunID}
-	err = c.Follow(ctx, client.FollowOptions{MissionID: m.ID, OnEvent: w.event, MinBackoff: e.followBackoff,
+	err = c.Follow(ctx, client.FollowOptions{MissionID: m.ID, OnEvent: func(e mission.Event) error { return w.event(ctx, e) }, MinBackoff: e.followBackoff,
 		OnReconnect: func(cause error, cursor int64) {
 			fmt.Fprintf(w.err, "aos: events connection lost (%s); resuming after event %d\n", oneLine(cause.Error(), 160), cursor)
 		}})
@@ -91,7 +91,7 @@ func outcome(id, status string) error {
 	return &exitError{code: exitUnfinished, msg: "mission " + id + " ended " + status}
 }
 
-func (w *watcher) event(e mission.Event) error {
+func (w *watcher) event(ctx context.Context, e mission.Event) error {
 	if w.json {
 		b, err := json.Marshal(e)
 		if err != nil {
@@ -102,7 +102,7 @@ func (w *watcher) event(e mission.Event) error {
 	p := payloadOf(e.Payload)
 	switch e.Kind {
 	case "wait.created":
-		return w.waitCreated(str(p, "waitId"), str(p, "kind"), p["payload"])
+		return w.waitCreated(ctx, str(p, "waitId"), str(p, "kind"), p["payload"])
 	case "run.completed":
 		if e.RunID != w.rootRun {
 			return nil
@@ -117,7 +117,7 @@ func (w *watcher) event(e mission.Event) error {
 			// More than api.MaxReplay events were skipped: the mission
 			// may have ended among them, so ask.
 			w.pr.printf("  ℹ %d+ events not replayed; going on live from event %d\n", api.MaxReplay, n.LatestID)
-			m, err := w.c.GetMission(context.Background(), w.missionID)
+			m, err := w.c.GetMission(ctx, w.missionID)
 			if err != nil {
 				return err
 			}
@@ -135,8 +135,8 @@ func (w *watcher) event(e mission.Event) error {
 
 // waitCreated prints a wait that is still pending with the commands that
 // resolve it (a replayed, already resolved one prints nothing).
-func (w *watcher) waitCreated(waitID, kind string, payload json.RawMessage) error {
-	ws, err := w.c.ListWaits(context.Background(), client.ListWaitsOptions{Status: "pending", MissionID: w.missionID})
+func (w *watcher) waitCreated(ctx context.Context, waitID, kind string, payload json.RawMessage) error {
+	ws, err := w.c.ListWaits(ctx, client.ListWaitsOptions{Status: "pending", MissionID: w.missionID})
 	if err != nil {
 		return err
 	}
