@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,9 +20,20 @@ import (
 
 // NewRootCmd returns the aos command tree.
 func NewRootCmd(version string) *cobra.Command {
+	return newRootCmd(version, osClientEnv())
+}
+
+// newRootCmd returns the command tree with the client commands bound to e.
+func newRootCmd(version string, e *clientEnv) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "aos",
-		Short:         "aos runs coding-agent missions durably and safely",
+		Use:   "aos",
+		Short: "aos runs coding-agent missions durably and safely",
+		Long: `aos runs coding-agent missions durably and safely.
+
+The API client commands (login, mission, waits, approve, deny, answer,
+project, policy, spend, models, status) exit 2 on bad usage or input, 3 when
+not logged in or refused (401/403), 4 when not found, 5 when the server is
+unreachable, and 1 otherwise; see docs/CLI.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
@@ -36,31 +48,54 @@ func NewRootCmd(version string) *cobra.Command {
 		newRunCmd(version),
 		newResumeCmd(version),
 		newDemoCmd(version),
-		newWaitsCmd(),
+		e.newWaitsCmd(),
 		newDoctorCmd(),
 		NewServerCmd(version),
 		NewTokenCmd(),
 		newSettingsCmd(),
-		newResolveCmd("approve"),
-		newResolveCmd("deny"),
-		newResolveCmd("answer"),
+		e.newResolveCmd("approve"),
+		e.newResolveCmd("deny"),
+		e.newResolveCmd("answer"),
+		e.newLoginCmd(),
+		e.newLogoutCmd(),
+		e.newMissionCmd(),
+		e.newProjectCmd(),
+		e.newPolicyCmd(),
+		e.newSpendCmd(),
+		e.newModelsCmd(),
+		e.newStatusCmd(),
 	)
+	// Bad flags are usage errors (exit 2), like bad arguments.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage("%v", err) })
 	return root
 }
 
 // Execute runs the command tree and returns the process exit code. Errors
 // print as one line on stderr.
 func Execute(version string) int {
-	cmd := NewRootCmd(version)
-	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "aos:", err)
-		var ec interface{ ExitCode() int }
-		if errors.As(err, &ec) {
-			return ec.ExitCode()
-		}
-		return 1
+	return execute(context.Background(), NewRootCmd(version), os.Stderr)
+}
+
+// execute runs cmd and returns the exit code, printing an error as one
+// line "aos: <reason>" on stderr.
+func execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
 	}
-	return 0
+	fmt.Fprintln(stderr, "aos:", oneLine(err.Error(), 500))
+	var ec interface{ ExitCode() int }
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	// cobra's own refusals (an unknown command, a flag group) are usage
+	// errors; cobra has no error type for them.
+	for _, p := range []string{"unknown command", "unknown flag", "if any flags in the group", "at least one of the flags", "required flag"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return exitUsage
+		}
+	}
+	return exitFailure
 }
 
 // env loads the configuration and a logger that writes JSON lines to w.

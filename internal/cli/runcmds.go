@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider/script"
-	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/worker"
 )
 
@@ -203,87 +201,5 @@ func newDemoCmd(version string) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&keep, "dir", "", "create the demo repository here instead of a temp dir")
-	return cmd
-}
-
-func newWaitsCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "waits",
-		Short: "List pending approvals and questions",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openSession(cmd.Context(), "", cmd.OutOrStdout())
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			ws, err := s.st.ListWaits(cmd.Context(), store.ListWaitsParams{Status: "pending"})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return json.NewEncoder(s.out).Encode(ws)
-			}
-			if len(ws) == 0 {
-				fmt.Fprintln(s.out, "no pending waits")
-			}
-			for _, w := range ws {
-				fmt.Fprintf(s.out, "%s  %-8s mission %s  %s\n", w.ID, w.Kind, short(w.MissionID), oneLine(string(w.Payload), 120))
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "JSON output")
-	return cmd
-}
-
-func newResolveCmd(verb string) *cobra.Command {
-	var remember bool
-	var reason string
-	use := verb + " WAIT"
-	args := cobra.ExactArgs(1)
-	short := map[string]string{"approve": "Approve a pending approval", "deny": "Deny a pending approval", "answer": "Answer a pending question"}[verb]
-	if verb == "answer" {
-		use, args = "answer WAIT TEXT", cobra.ExactArgs(2)
-	}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  args,
-		RunE: func(cmd *cobra.Command, a []string) error {
-			s, err := openSession(cmd.Context(), "", cmd.OutOrStdout())
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			w, err := s.st.GetWait(cmd.Context(), a[0])
-			if err != nil {
-				return &exitError{code: 1, msg: "no such wait " + a[0]}
-			}
-			var res any
-			switch verb {
-			case "approve", "deny":
-				if w.Kind != "approval" {
-					return &exitError{code: 1, msg: "wait " + a[0] + " is a question: use aos answer"}
-				}
-				res = map[string]any{"approved": verb == "approve", "remember": remember && verb == "approve", "reason": reason}
-			case "answer":
-				res = map[string]string{"answer": a[1]}
-			}
-			r, err := s.k.ResolveWait(cmd.Context(), a[0], res, "owner (cli)")
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(s.out, "wait %s resolved; run %s re-queued\n", a[0], r.RunID)
-			return nil
-		},
-	}
-	if verb != "answer" {
-		cmd.Flags().StringVar(&reason, "reason", "", "a reason the agent reads")
-	}
-	if verb == "approve" {
-		cmd.Flags().BoolVar(&remember, "remember", false, "also allow such calls from now on in this project")
-	}
 	return cmd
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/aos-run/aos/internal/kernel"
-	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/store"
 )
 
@@ -24,10 +23,11 @@ type timeline struct {
 	missionID string
 	rootRun   string
 	in        *bufio.Reader
+	pr        *eventPrinter
 }
 
 func newTimeline(s *session, missionID string) *timeline {
-	return &timeline{s: s, missionID: missionID, in: bufio.NewReader(os.Stdin)}
+	return &timeline{s: s, missionID: missionID, in: bufio.NewReader(os.Stdin), pr: &eventPrinter{out: s.out, quiet: s.json}}
 }
 
 func (t *timeline) run(ctx context.Context) error {
@@ -43,109 +43,23 @@ func (t *timeline) run(ctx context.Context) error {
 	return t.s.k.ListenEvents(ctx, 0, t.missionID, func(e store.Event) error { return t.event(ctx, e) })
 }
 
-func (t *timeline) printf(format string, a ...any) {
-	if !t.s.json {
-		fmt.Fprintf(t.s.out, format, a...)
-	}
-}
+func (t *timeline) printf(format string, a ...any) { t.pr.printf(format, a...) }
 
 func (t *timeline) event(ctx context.Context, e store.Event) error {
-	var p map[string]json.RawMessage
-	_ = json.Unmarshal(e.Payload, &p)
-	str := func(k string) string {
-		var s string
-		_ = json.Unmarshal(p[k], &s)
-		return s
-	}
 	switch e.Kind {
-	case "mission.created":
-		t.printf("● mission %s\n", t.missionID)
-	case "run.claimed":
-		var n int
-		_ = json.Unmarshal(p["replaySteps"], &n)
-		if n > 0 {
-			t.printf("  (resumed: replaying %d journaled steps)\n", n)
-		}
-	case "step.completed":
-		t.stepCompleted(str("kind"), str("name"), p)
-	case "step.started":
-		if str("kind") == "tool_call" {
-			var req struct {
-				Input json.RawMessage `json:"input"`
-			}
-			_ = json.Unmarshal(p["request"], &req)
-			t.printf("  → %s %s\n", str("name"), oneLine(string(req.Input), 100))
-		}
-	case "step.failed":
-		t.printf("  ✗ step %s failed: %s\n", str("name"), oneLine(string(p["error"]), 200))
-	case "policy.decision":
-		if d := str("decision"); d != "allow" || str("source") != "default" {
-			t.printf("  ⚖ %s %s (%s: %s)\n", d, str("tool"), str("source"), str("reason"))
-		}
-	case "run.usage":
-		var u struct {
-			Usage kernel.Usage `json:"usage"`
-		}
-		_ = json.Unmarshal(e.Payload, &u)
-		t.printf("  $ %.4f spent · %d turns\n", u.Usage.CostUSD, u.Usage.Turns)
-	case "system.notice":
-		t.printf("  ℹ %s\n", str("message"))
-	case "owner.message":
-		t.printf("  ✉ owner: %s\n", oneLine(str("text"), 200))
 	case "wait.created":
-		return t.waitCreated(ctx, str("waitId"), str("kind"), p["payload"])
-	case "wait.resolved":
-		t.printf("  ✓ wait %s %s\n", short(str("waitId")), str("status"))
+		p := payloadOf(e.Payload)
+		return t.waitCreated(ctx, str(p, "waitId"), str(p, "kind"), p["payload"])
 	case "run.completed":
 		if e.RunID == t.rootRun {
-			t.printf("■ %s — %s\n", str("status"), str("summary"))
+			p := payloadOf(e.Payload)
+			t.printf("■ %s — %s\n", str(p, "status"), str(p, "summary"))
 			return errMissionEnded
 		}
+		return nil
 	}
+	t.pr.render(t.missionID, e.Kind, e.Payload)
 	return nil
-}
-
-func (t *timeline) stepCompleted(kind, name string, p map[string]json.RawMessage) {
-	switch kind {
-	case "model_call":
-		var r struct {
-			Blocks  []provider.Block `json:"blocks"`
-			Failure *struct {
-				Message string `json:"message"`
-			} `json:"failure"`
-		}
-		_ = json.Unmarshal(p["result"], &r)
-		if r.Failure != nil {
-			t.printf("  ! model call failed: %s\n", oneLine(r.Failure.Message, 200))
-		}
-		for _, b := range r.Blocks {
-			switch b.Type {
-			case provider.BlockThinking:
-				if b.Text != "" {
-					t.printf("  (thinking) %s\n", oneLine(b.Text, 160))
-				}
-			case provider.BlockText:
-				if strings.TrimSpace(b.Text) != "" {
-					t.printf("  %s\n", indent(b.Text))
-				}
-			}
-		}
-	case "tool_call":
-		var r struct {
-			OK      bool   `json:"ok"`
-			Content string `json:"content"`
-			Diff    string `json:"diff"`
-		}
-		_ = json.Unmarshal(p["result"], &r)
-		mark := "✓"
-		if !r.OK {
-			mark = "✗"
-		}
-		t.printf("    %s %s\n", mark, fold(r.Content, 3, "      "))
-		if r.Diff != "" {
-			t.printf("      %s\n", fold(r.Diff, 12, "      "))
-		}
-	}
 }
 
 // waitCreated asks the owner on a TTY, denies under --on-ask deny, or
@@ -155,27 +69,8 @@ func (t *timeline) waitCreated(ctx context.Context, waitID, kind string, payload
 	if err != nil || w.Status != "pending" {
 		return nil // resolved already (a replayed timeline)
 	}
-	var p struct {
-		Tool    string   `json:"tool"`
-		Title   string   `json:"title"`
-		Detail  string   `json:"detail"`
-		Reason  string   `json:"reason"`
-		Diff    string   `json:"diff"`
-		Text    string   `json:"text"`
-		Options []string `json:"options"`
-	}
-	_ = json.Unmarshal(payload, &p)
-	if kind == "approval" {
-		t.printf("  ? approval needed: %s — %s\n    %s\n", p.Title, p.Reason, oneLine(p.Detail, 300))
-		if p.Diff != "" {
-			t.printf("      %s\n", fold(p.Diff, 20, "      "))
-		}
-	} else {
-		t.printf("  ? question: %s\n", indentBy(p.Text, "    "))
-		for i, o := range p.Options {
-			t.printf("      %d. %s\n", i+1, o)
-		}
-	}
+	interactive := t.s.onAsk != "deny" && t.s.tty && !t.s.json
+	p := t.pr.printWait(waitID, kind, payload, t.s.onAsk != "deny" && !interactive)
 	switch {
 	case t.s.onAsk == "deny":
 		var res any = map[string]any{"approved": false, "reason": "aos run --on-ask deny"}
@@ -187,14 +82,8 @@ func (t *timeline) waitCreated(ctx context.Context, waitID, kind string, payload
 			return nil
 		}
 		return err
-	case t.s.tty && !t.s.json:
+	case interactive:
 		return t.ask(ctx, waitID, kind, p.Options)
-	}
-	t.printf("    waiting for the owner. Resolve it from another terminal:\n")
-	if kind == "approval" {
-		t.printf("      aos approve %s [--remember]\n      aos deny %s [--reason TEXT]\n", waitID, waitID)
-	} else {
-		t.printf("      aos answer %s \"TEXT\"\n", waitID)
 	}
 	return nil
 }

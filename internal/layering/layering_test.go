@@ -34,6 +34,9 @@ var rules = []struct {
 	// Owner security rests on the store alone; front ends call it.
 	{pkg: "internal/auth", forbidden: []string{"internal/mission", "internal/kernel", "internal/engine", "internal/provider", "internal/tool",
 		"internal/policy", "internal/sandbox", "internal/api", "internal/cli", "internal/worker", "internal/console"}},
+	// The API client speaks HTTP with the mission and api types only.
+	{pkg: "internal/client", forbidden: []string{"internal/kernel", "internal/store", "internal/engine", "internal/worker", "internal/cli",
+		"internal/provider", "internal/tool", "internal/policy", "internal/sandbox"}},
 }
 
 func TestLayering(t *testing.T) {

@@ -1,0 +1,91 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// Session cookie names: __Host-aos_sid over https, aos_sid over plain
+// http (a __Host- cookie needs Secure).
+var sessionCookies = []string{"__Host-aos_sid", "aos_sid"}
+
+// Session is a logged-in browser-style session: the cookie and its CSRF
+// token. It is only used to mint a token for the CLI and is then ended.
+type Session struct {
+	cookie *http.Cookie
+	csrf   string
+}
+
+// LoginRequest is POST /auth/login's body.
+type LoginRequest struct {
+	Password string `json:"password"`
+	TOTPCode string `json:"totpCode"`
+}
+
+// loginResponse is POST /auth/login's answer.
+type loginResponse struct {
+	CSRFToken string `json:"csrfToken"`
+}
+
+// CreateTokenRequest is POST /tokens's body.
+type CreateTokenRequest struct {
+	Name   string   `json:"name"`
+	Scopes []string `json:"scopes"`
+}
+
+// NewToken is POST /tokens's answer: the secret is shown only once.
+type NewToken struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	Scopes []string `json:"scopes"`
+	Token  string   `json:"token"`
+}
+
+// Login calls POST /auth/login and returns the session.
+func (c *Client) Login(ctx context.Context, password, totp string) (*Session, error) {
+	var lr loginResponse
+	resp, err := c.call(ctx, http.MethodPost, "/auth/login", nil, LoginRequest{Password: password, TOTPCode: totp}, &lr, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{csrf: lr.CSRFToken}
+	for _, ck := range resp.Cookies() {
+		for _, name := range sessionCookies {
+			if ck.Name == name && ck.Value != "" {
+				s.cookie = &http.Cookie{Name: ck.Name, Value: ck.Value}
+			}
+		}
+	}
+	if s.cookie == nil || s.csrf == "" {
+		return nil, &Error{Status: resp.StatusCode, Code: CodeBadResponse, Message: "login answered without a session cookie or CSRF token"}
+	}
+	return s, nil
+}
+
+func (s *Session) header() http.Header {
+	return http.Header{"Cookie": {s.cookie.String()}, "X-Csrf-Token": {s.csrf}}
+}
+
+// CreateToken calls POST /tokens within the session.
+func (c *Client) CreateToken(ctx context.Context, s *Session, req CreateTokenRequest) (NewToken, error) {
+	var t NewToken
+	_, err := c.call(ctx, http.MethodPost, "/tokens", nil, req, &t, s.header())
+	if err == nil && t.Token == "" {
+		err = fmt.Errorf("client: POST /tokens answered without a token")
+	}
+	return t, err
+}
+
+// Logout calls POST /auth/logout, ending the session.
+func (c *Client) Logout(ctx context.Context, s *Session) error {
+	_, err := c.call(ctx, http.MethodPost, "/auth/logout", nil, struct{}{}, nil, s.header())
+	return err
+}
+
+// WithToken returns a copy of c that sends token.
+func (c *Client) WithToken(token string) *Client {
+	cp := *c
+	cp.token = token
+	return &cp
+}
