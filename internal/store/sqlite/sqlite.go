@@ -90,12 +90,31 @@ func (s *Store) Dialect() string { return "sqlite" }
 // SupportsListenNotify is false: readers poll the events table (the outbox).
 func (s *Store) SupportsListenNotify() bool { return false }
 
-// Doorbell returns a channel that never fires; it is closed when ctx ends.
-// (Workers and event readers on SQLite poll.)
-func (s *Store) Doorbell(ctx context.Context, _ string) (<-chan struct{}, error) {
-	ch := make(chan struct{})
-	go func() { <-ctx.Done(); close(ch) }()
-	return ch, nil
+// Doorbell rings shortly after a Publish on ch by any process on this
+// database, through the same unix datagram sockets as Subscribe, so an
+// idle `aos worker` claims a mission `aos server` created at once instead
+// of at its next poll. The bell only shortens waits: if the socket cannot
+// be bound, it never rings and readers keep polling. The channel is closed
+// when ctx ends.
+func (s *Store) Doorbell(ctx context.Context, ch string) (<-chan struct{}, error) {
+	if err := knownChannel(ch); err != nil {
+		return nil, err
+	}
+	out := make(chan struct{}, 1)
+	sub, err := s.Subscribe(ctx, ch)
+	go func() {
+		defer close(out)
+		if err == nil {
+			for range sub {
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+		<-ctx.Done() // never close early: a closed bell would ring forever
+	}()
+	return out, nil
 }
 
 // Close closes the database and the socket Publish sends from.
