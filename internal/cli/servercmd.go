@@ -71,7 +71,7 @@ func NewServerCmd(version string) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: API on http://%s%s (%s); Ctrl-C to stop\n", version, ln.Addr(), api.Prefix, st.Dialect())
 			if !noSetupToken {
-				if err := printSetupToken(ctx, cmd.OutOrStdout(), authSvc, "server"); err != nil {
+				if err := printSetupToken(ctx, cmd.OutOrStdout(), authSvc, "server", "http://"+ln.Addr().String()); err != nil {
 					_ = ln.Close()
 					return err
 				}
