@@ -34,8 +34,8 @@ type remote struct {
 	auth  *auth.Service
 	clk   *testClock // the auth service's clock
 	root  string     // the workspace root
-	token string // read+write
-	read  string // read only
+	token string     // read+write
+	read  string     // read only
 	env   map[string]string
 	cfg   string // the config dir
 }
