@@ -65,6 +65,9 @@ func TestServerPrintsSetupToken(t *testing.T) {
 	if tok == nil {
 		t.Fatalf("no setup token printed:\n%s", out.String())
 	}
+	if want := "aos setup --server " + strings.TrimSuffix(base, "/api/v1"); !strings.Contains(out.String(), want) {
+		t.Fatalf("the first-run banner does not say %q:\n%s", want, out.String())
+	}
 	resp, err := http.Post(base+"/auth/setup/begin", "application/json", strings.NewReader(`{"setupToken":"`+tok[1]+`"}`))
 	if err != nil {
 		t.Fatal(err)
