@@ -66,9 +66,15 @@ func TestServerPrintsSetupToken(t *testing.T) {
 		t.Fatalf("--no-setup-token printed a token:\n%s", quiet.String())
 	}
 	base, out := startServer(t)
-	tok := regexp.MustCompile(`setup token: (aos_setup_\S+)`).FindStringSubmatch(out.String())
-	if tok == nil {
-		t.Fatalf("no setup token printed:\n%s", out.String())
+	// The banner comes after the URL: wait for it (the URL line alone
+	// raced it on a loaded CI machine).
+	tokRe := regexp.MustCompile(`setup token: (aos_setup_\S+)`)
+	var tok []string
+	for deadline := time.Now().Add(10 * time.Second); tok == nil; tok = tokRe.FindStringSubmatch(out.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no setup token printed:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if want := "aos setup --server " + strings.TrimSuffix(base, "/api/v1"); !strings.Contains(out.String(), want) {
 		t.Fatalf("the first-run banner does not say %q:\n%s", want, out.String())
