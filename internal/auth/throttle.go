@@ -28,16 +28,17 @@ type ThrottlePolicy struct {
 	Base, Max, Window   time.Duration
 	// AccountMax caps the account's lock (1 minute when zero).
 	AccountMax time.Duration
-	// BeginFree is how many passkey login begins an IP may make within
-	// BeginWindow before each further one is refused for Base (20 and 10
-	// minutes when zero).
+	// BeginFree is how many passkey login begins an IP makes freely; the
+	// next one locks its begins for Base. The count is forgotten
+	// BeginWindow after the last begin (20 and 10 minutes when zero).
 	BeginFree   int
 	BeginWindow time.Duration
 }
 
 // DefaultThrottle: 5 free attempts per IP and 10 for the account; then an
 // IP locks for 1 minute doubling up to 1 hour, the account for 1 minute;
-// counts reset after 24 h. 20 passkey begins per IP per 10 minutes.
+// counts reset after 24 h. 20 free passkey begins per IP, forgotten after
+// 10 quiet minutes.
 var DefaultThrottle = ThrottlePolicy{IPFree: 5, AccountFree: 10, Base: time.Minute, Max: time.Hour, Window: 24 * time.Hour,
 	AccountMax: time.Minute, BeginFree: 20, BeginWindow: 10 * time.Minute}
 
