@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -67,6 +68,10 @@ type setupOpts struct {
 	tls    bool              // serve over TLS
 	gitEnv []string          // mission.Options.GitEnv
 	clone  time.Duration     // mission.Options.CloneTimeout
+	// publicOnly refuses clones from private addresses (the default in
+	// production; tests' git servers listen on loopback).
+	publicOnly bool
+	lookup     func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // testClock is a settable clock for the auth service.
@@ -101,7 +106,7 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	}
 	b := &bundle{t: t, st: db.Store, k: k, root: t.TempDir(), dialect: db.Driver, logs: logs}
 	b.svc = mission.New(k, mission.Options{WorkspaceRoot: b.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log,
-		GitEnv: opts.gitEnv, CloneTimeout: opts.clone})
+		GitEnv: opts.gitEnv, CloneTimeout: opts.clone, AllowPrivateClones: !opts.publicOnly, LookupHost: opts.lookup})
 	opts.api.Logger = log
 	b.srv = httptest.NewUnstartedServer(nil)
 	_, port, _ := net.SplitHostPort(b.srv.Listener.Addr().String())

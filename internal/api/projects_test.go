@@ -271,6 +271,7 @@ func TestProjectPathConfinement(t *testing.T) {
 				outside, filepath.Join(outside, "new"), "/", "/tmp/aos-escape",
 				"out", "out/new", "out/repo", "dangling", "dangling/x",
 				"a\x00b", "a\nb", "a\x1bb", "tab\there",
+				".git", "x/.git", "x/.GIT/hooks",
 			} {
 				status, body := b.do("POST", "/projects", map[string]any{"name": "P", "path": p, "mode": mode}, b.write)
 				if status != 400 || !strings.Contains(string(body), `"invalid_input"`) {
@@ -283,6 +284,19 @@ func TestProjectPathConfinement(t *testing.T) {
 		}
 		if e := entries(t, b.root); e != "dangling,out" {
 			t.Fatalf("the root now holds %s", e)
+		}
+		// Inside an existing repository's .git directory: refused, nothing made.
+		repo := b.workspace("ws2")
+		gitT(t, repo, "init", "-q")
+		for _, p := range []string{"ws2/.git/branches", "ws2/.git/objects/zz", "ws2/.git"} {
+			for _, mode := range []string{"init", "existing"} {
+				if status, body := b.do("POST", "/projects", map[string]any{"name": "P", "path": p, "mode": mode}, b.write); status != 400 {
+					t.Errorf("%s at %q: %d %s, want 400", mode, p, status, body)
+				}
+			}
+		}
+		if exists(filepath.Join(repo, ".git", "objects", "zz")) {
+			t.Fatal("a directory was made inside .git")
 		}
 		if exists("/tmp/aos-escape") {
 			t.Fatal("a project was created at an absolute path outside the root")

@@ -32,18 +32,25 @@ func newAuth(cfg config.Config, st store.Store, log *slog.Logger, origin string)
 	return auth.New(st, auth.Options{PublicOrigin: origin, Key: key, Logger: log})
 }
 
-// printSetupToken issues a setup token while setup is incomplete and
-// prints it with the URL to the owner's terminal (out), never to the logs.
-func printSetupToken(ctx context.Context, out io.Writer, a *auth.Service, who string) error {
+// printSetupToken tells the owner's terminal (out, never the logs) how to
+// reach the server at serverURL from the CLI: while setup is incomplete it
+// issues a setup token, prints it and points to aos setup; afterwards it
+// points to aos login.
+func printSetupToken(ctx context.Context, out io.Writer, a *auth.Service, who, serverURL string) error {
 	req, err := a.SetupRequired(ctx)
-	if err != nil || !req {
+	if err != nil {
 		return err
+	}
+	if !req {
+		fmt.Fprintf(out, "Log in from a client: aos login --server %s\n", serverURL)
+		return nil
 	}
 	tok, exp, err := a.IssueSetupToken(ctx, who)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nFirst run: set up the owner account at %s/ (API: POST %s/auth/setup/begin)\n", a.PublicOrigin(), api.Prefix)
+	fmt.Fprintf(out, "\nFirst run: create the owner account from a terminal: aos setup --server %s\n", serverURL)
+	fmt.Fprintf(out, "  (or in a browser at %s/; API: POST %s/auth/setup/begin)\n", a.PublicOrigin(), api.Prefix)
 	fmt.Fprintf(out, "  setup token: %s\n  (valid until %s; a new run of the server issues a new one)\n\n", tok, exp.UTC().Format(time.RFC3339))
 	return nil
 }

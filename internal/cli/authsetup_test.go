@@ -2,11 +2,16 @@ package cli
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aos-run/aos/internal/config"
+	"github.com/aos-run/aos/internal/worker"
 )
 
 // startServer runs `aos server args...` until the test ends and returns
@@ -65,6 +70,9 @@ func TestServerPrintsSetupToken(t *testing.T) {
 	if tok == nil {
 		t.Fatalf("no setup token printed:\n%s", out.String())
 	}
+	if want := "aos setup --server " + strings.TrimSuffix(base, "/api/v1"); !strings.Contains(out.String(), want) {
+		t.Fatalf("the first-run banner does not say %q:\n%s", want, out.String())
+	}
 	resp, err := http.Post(base+"/auth/setup/begin", "application/json", strings.NewReader(`{"setupToken":"`+tok[1]+`"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -72,5 +80,61 @@ func TestServerPrintsSetupToken(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("setup begin with the printed token: %d", resp.StatusCode)
+	}
+}
+
+// TestUpBanner: aos up's banner names aos setup --server URL (with the
+// setup token) while the owner is to be created, and aos login --server
+// URL (without a token) afterwards.
+func TestUpBanner(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AOS_DATA_DIR", dir+"/data")
+	t.Setenv("AOS_WORKSPACE_ROOT", dir+"/ws")
+	t.Setenv("AOS_DATABASE_URL", "")
+	t.Setenv("AOS_SECRET_KEY", "")
+	t.Setenv("AOS_PUBLIC_ORIGIN", "")
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const addr = "127.0.0.1:8640"
+	var first strings.Builder
+	if err := upSetupToken(t.Context(), &first, cfg, addr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first.String(), "aos setup --server http://"+addr) || !strings.Contains(first.String(), "setup token: aos_setup_") {
+		t.Fatalf("first run:\n%s", first.String())
+	}
+
+	// Create the owner on the same database, as aos setup would.
+	st, err := worker.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := newAuth(cfg, st, slog.New(slog.DiscardHandler), publicOrigin(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := a.IssueSetupToken(t.Context(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := a.BeginSetup(t.Context(), ipLoopback, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CompleteSetup(t.Context(), ipLoopback, tok, ownerPassword, totpAt(t, sec.TOTPSecret, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var later strings.Builder
+	if err := upSetupToken(t.Context(), &later, cfg, addr); err != nil {
+		t.Fatal(err)
+	}
+	if got := later.String(); !strings.Contains(got, "aos login --server http://"+addr) || strings.Contains(got, "aos_setup_") {
+		t.Fatalf("after setup:\n%s", got)
 	}
 }

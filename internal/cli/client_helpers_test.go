@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store"
@@ -29,9 +31,11 @@ type remote struct {
 	k     *kernel.Kernel
 	svc   *mission.Service
 	srv   *httptest.Server
-	root  string // the workspace root
-	token string // read+write
-	read  string // read only
+	auth  *auth.Service
+	clk   *testClock // the auth service's clock
+	root  string     // the workspace root
+	token string     // read+write
+	read  string     // read only
 	env   map[string]string
 	cfg   string // the config dir
 }
@@ -43,7 +47,17 @@ func setupRemote(t *testing.T, db storetest.DB) *remote {
 	r := &remote{t: t, st: db.Store, k: k, root: t.TempDir(), cfg: t.TempDir()}
 	env := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-FAKE-cli-test"}
 	r.svc = mission.New(k, mission.Options{WorkspaceRoot: r.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log})
-	r.srv = httptest.NewServer(api.New(r.svc, api.Options{Logger: log}))
+	r.srv = httptest.NewUnstartedServer(nil)
+	_, port, _ := net.SplitHostPort(r.srv.Listener.Addr().String())
+	r.clk = &testClock{t: time.Now()}
+	a, err := auth.New(db.Store, auth.Options{PublicOrigin: "http://localhost:" + port, Key: bytes.Repeat([]byte{7}, 32), Now: r.clk.Now, Logger: log,
+		Argon2: auth.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}}) // cheap parameters, as in internal/auth's tests
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.auth = a
+	r.srv.Config.Handler = api.New(r.svc, api.Options{Logger: log, Auth: a})
+	r.srv.Start()
 	t.Cleanup(r.srv.Close)
 	ctx := context.Background()
 	w, err := r.svc.CreateToken(ctx, "test", "writer", []string{"write"})
@@ -58,6 +72,17 @@ func setupRemote(t *testing.T, db storetest.DB) *remote {
 	r.env = map[string]string{"AOS_SERVER": r.srv.URL, "AOS_TOKEN": r.token}
 	return r
 }
+
+// testClock is a settable clock for the auth service (TOTP steps, setup
+// token expiry).
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time // guarded by mu
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // clientEnv returns the environment the commands see: r.env, the test's
 // config dir, stdin, no terminal.

@@ -54,7 +54,8 @@ func newUpCmd(version string) *cobra.Command {
 		Short: "Run aos on this machine: `aos server` and `aos worker` as supervised children, on the embedded database in AOS_DATA_DIR",
 		Long: "up runs `aos server` and `aos worker` as two child processes on the embedded SQLite database in\n" +
 			"AOS_DATA_DIR (or on AOS_DATABASE_URL), restarts a crashed child with backoff, and stops both cleanly\n" +
-			"on Ctrl-C. The API listens on AOS_ADDR (127.0.0.1:8640); create a token with `aos token create`.",
+			"on Ctrl-C. The API listens on AOS_ADDR (127.0.0.1:8640). On first run it prints a setup token: create the\n" +
+			"owner account with `aos setup --server URL`; afterwards log in with `aos login --server URL`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, _, err := env(os.Stderr)
@@ -69,7 +70,7 @@ func newUpCmd(version string) *cobra.Command {
 			if addr == "" {
 				addr = "127.0.0.1:8640"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at http://%s/api/v1 (aos token create); Ctrl-C to stop\n", version, where, addr)
+			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at http://%s/api/v1; Ctrl-C to stop\n", version, where, addr)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			if err := upSetupToken(ctx, cmd.OutOrStdout(), cfg, addr); err != nil {
@@ -93,7 +94,7 @@ func upSetupToken(ctx context.Context, out io.Writer, cfg config.Config, addr st
 	if err != nil {
 		return err
 	}
-	return printSetupToken(ctx, out, a, "cli:up")
+	return printSetupToken(ctx, out, a, "cli:up", "http://"+addr)
 }
 
 // runWorker runs a worker until SIGINT/SIGTERM.

@@ -115,6 +115,12 @@ func (e *clientEnv) interactiveLogin(ctx context.Context, cmd *cobra.Command, an
 		}
 		return credentials{}, classify(err)
 	}
+	return e.mintToken(ctx, errOut, anon, sess)
+}
+
+// mintToken trades a session for a read+write token named cli@<hostname>
+// (POST /tokens) and ends the session (POST /auth/logout) either way.
+func (e *clientEnv) mintToken(ctx context.Context, errOut io.Writer, anon *client.Client, sess *client.Session) (credentials, error) {
 	host, _ := e.hostname()
 	if host == "" {
 		host = "unknown"

@@ -33,7 +33,7 @@ func printWaits(out io.Writer, ws []mission.Wait) {
 }
 
 func (e *clientEnv) newProjectCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "project", Short: "Register and list projects on the server"}
+	cmd := &cobra.Command{Use: "project", Short: "Register, list, rename and unregister projects on the server"}
 	var name, cloneURL string
 	var initRepo, asJSON bool
 	add := &cobra.Command{
@@ -41,12 +41,12 @@ func (e *clientEnv) newProjectCmd() *cobra.Command {
 		Short: "Register a project: an existing repository at PATH (on the server), a new one (--init) or a clone (--clone URL)",
 		Args:  argsUsage(cobra.ExactArgs(1)),
 		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
-			req := client.AddProjectRequest{Name: name, Path: args[0], Mode: "existing"}
+			req := mission.CreateProjectRequest{Name: name, Path: args[0], Mode: mission.ProjectExisting}
 			switch {
 			case initRepo:
-				req.Mode = "init"
+				req.Mode = mission.ProjectInit
 			case cloneURL != "":
-				req.Mode, req.URL = "clone", cloneURL
+				req.Mode, req.URL = mission.ProjectClone, cloneURL
 			}
 			if req.Name == "" {
 				req.Name = filepath.Base(filepath.Clean(args[0]))
@@ -93,8 +93,77 @@ func (e *clientEnv) newProjectCmd() *cobra.Command {
 		}),
 	}
 	ls.Flags().BoolVar(&lsJSON, "json", false, "print the API's JSON")
-	cmd.AddCommand(add, ls)
+	cmd.AddCommand(add, ls, e.newProjectRmCmd(), e.newProjectRenameCmd())
 	return cmd
+}
+
+func (e *clientEnv) newProjectRmCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID",
+		Short: "Unregister a project (ID may be a unique prefix); its directory and repository stay on the server",
+		Args:  argsUsage(cobra.ExactArgs(1)),
+		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+			p, err := resolveProject(ctx, c, args[0])
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteProject(ctx, p.ID); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "project %s (%s) unregistered; its directory %s was left as it is\n", p.ID, p.Name, orDash(p.Dir))
+			return nil
+		}),
+	}
+}
+
+func (e *clientEnv) newProjectRenameCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "rename ID NAME",
+		Short: "Rename a project (ID may be a unique prefix); its directory does not move",
+		Args:  argsUsage(cobra.ExactArgs(2)),
+		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+			p, err := resolveProject(ctx, c, args[0])
+			if err != nil {
+				return err
+			}
+			p, err = c.RenameProject(ctx, p.ID, args[1])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), p)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "project %s renamed to %s\n", p.ID, p.Name)
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's JSON")
+	return cmd
+}
+
+// resolveProject finds the project whose id is id or starts with it.
+func resolveProject(ctx context.Context, c *client.Client, id string) (mission.Project, error) {
+	ps, err := c.ListProjects(ctx)
+	if err != nil {
+		return mission.Project{}, err
+	}
+	var ids []string
+	byID := make(map[string]mission.Project, len(ps))
+	for _, p := range ps {
+		if p.ID == id {
+			return p, nil
+		}
+		if strings.HasPrefix(p.ID, id) {
+			ids = append(ids, p.ID)
+			byID[p.ID] = p
+		}
+	}
+	full, err := uniquePrefix("project", id, ids)
+	if err != nil {
+		return mission.Project{}, err
+	}
+	return byID[full], nil
 }
 
 func (e *clientEnv) newPolicyCmd() *cobra.Command {

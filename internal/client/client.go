@@ -124,7 +124,7 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, in
 		return nil, c.transportError(method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return resp, decodeError(method, path, resp.StatusCode, data)
+		return resp, decodeError(method, path, resp.StatusCode, data, resp.Header)
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Codes the client adds to the server's (internal/api/errors.go and
@@ -24,6 +26,9 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter is the answer's Retry-After (whole seconds), when a
+	// throttled request (429) may be retried; 0 when absent.
+	RetryAfter time.Duration
 }
 
 // Error returns "client: <code>: <message> (HTTP <status>)".
@@ -63,7 +68,15 @@ func (e *UnreachableError) Error() string {
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // decodeError turns an error response into *Error.
-func decodeError(method, path string, status int, data []byte) error {
+func decodeError(method, path string, status int, data []byte, hdr http.Header) error {
+	e := decodeBody(method, path, status, data)
+	if n, err := strconv.Atoi(strings.TrimSpace(hdr.Get("Retry-After"))); err == nil && n > 0 {
+		e.RetryAfter = time.Duration(n) * time.Second
+	}
+	return e
+}
+
+func decodeBody(method, path string, status int, data []byte) *Error {
 	var body struct {
 		Error struct {
 			Code    string `json:"code"`

@@ -210,7 +210,7 @@ func (c *Client) dialEvents(ctx context.Context, cursor int64, missionID string)
 			if resp.Body != nil {
 				data, _ = io.ReadAll(io.LimitReader(resp.Body, 1024))
 			}
-			return nil, decodeError("GET", "/events", resp.StatusCode, data)
+			return nil, decodeError("GET", "/events", resp.StatusCode, data, resp.Header)
 		}
 		return nil, &UnreachableError{Server: c.base.String(), Err: fmt.Errorf("GET /events: %w", err)}
 	}

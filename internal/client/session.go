@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+
+	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/auth"
 )
 
 // Session cookie names: __Host-aos_sid over https, aos_sid over plain
@@ -44,8 +47,30 @@ type NewToken struct {
 
 // Login calls POST /auth/login and returns the session.
 func (c *Client) Login(ctx context.Context, password, totp string) (*Session, error) {
+	return c.openSession(ctx, "/auth/login", LoginRequest{Password: password, TOTPCode: totp})
+}
+
+// SetupBegin calls POST /auth/setup/begin with the setup token.
+func (c *Client) SetupBegin(ctx context.Context, setupToken string) (auth.SetupSecret, error) {
+	var s auth.SetupSecret
+	_, err := c.call(ctx, http.MethodPost, "/auth/setup/begin", nil, api.SetupBeginRequest{SetupToken: setupToken}, &s, nil)
+	if err == nil && (s.TOTPSecret == "" || s.OTPAuthURL == "") {
+		err = fmt.Errorf("client: POST /auth/setup/begin answered without a TOTP secret")
+	}
+	return s, err
+}
+
+// SetupComplete calls POST /auth/setup/complete, creating the owner
+// account, and returns the session it opens.
+func (c *Client) SetupComplete(ctx context.Context, setupToken, password, totp string) (*Session, error) {
+	return c.openSession(ctx, "/auth/setup/complete", api.SetupCompleteRequest{SetupToken: setupToken, Password: password, TOTPCode: totp})
+}
+
+// openSession posts body to path and takes the session cookie and CSRF
+// token from the answer.
+func (c *Client) openSession(ctx context.Context, path string, body any) (*Session, error) {
 	var lr loginResponse
-	resp, err := c.call(ctx, http.MethodPost, "/auth/login", nil, LoginRequest{Password: password, TOTPCode: totp}, &lr, nil)
+	resp, err := c.call(ctx, http.MethodPost, path, nil, body, &lr, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +83,7 @@ func (c *Client) Login(ctx context.Context, password, totp string) (*Session, er
 		}
 	}
 	if s.cookie == nil || s.csrf == "" {
-		return nil, &Error{Status: resp.StatusCode, Code: CodeBadResponse, Message: "login answered without a session cookie or CSRF token"}
+		return nil, &Error{Status: resp.StatusCode, Code: CodeBadResponse, Message: path + " answered without a session cookie or CSRF token"}
 	}
 	return s, nil
 }

@@ -23,7 +23,8 @@ type place struct {
 // and must lie inside the root, the root itself excluded; the components
 // below it, which do not exist yet, are taken as written (after lexical
 // cleaning, so none of them is ".."). Empty paths, NUL and other control
-// characters are refused. Every refusal is the same error, bad, so that a
+// characters are refused, and so is any path through a ".git" directory
+// (in any case). Every refusal is the same error, bad, so that a
 // caller learns nothing about paths outside the root.
 func (s *Service) resolve(p string, bad error) (place, error) {
 	if p == "" || hasControl(p) || s.opts.WorkspaceRoot == "" {
@@ -67,6 +68,13 @@ func (s *Service) resolve(p string, bad error) (place, error) {
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return place{}, bad
+	}
+	// Nothing lives inside a repository's .git directory: a project or a
+	// workspace there would let git objects and hooks be written.
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		if strings.EqualFold(c, ".git") {
+			return place{}, bad
+		}
 	}
 	pl := place{abs: abs, rel: rel, exists: len(rest) == 0}
 	if len(rest) > 0 {

@@ -109,9 +109,13 @@ func (s *Service) CreateProject(ctx context.Context, actor Actor, req CreateProj
 			err = s.gitInit(ctx, pl.abs)
 		}
 	case ProjectClone:
+		var target cloneTarget
+		if target, err = s.checkCloneTarget(ctx, req.URL); err != nil {
+			return Project{}, err
+		}
 		undo, err = s.makeDir(pl)
 		if err == nil {
-			err = s.gitClone(ctx, req.URL, pl.abs)
+			err = s.gitClone(ctx, req.URL, pl.abs, target)
 		}
 	}
 	if err == nil {
@@ -234,13 +238,13 @@ func (s *Service) gitInit(ctx context.Context, dir string) error {
 
 // gitClone clones url into dir (empty) under the clone timeout, with only
 // the https and ssh transports allowed, no submodules and no prompts.
-func (s *Service) gitClone(ctx context.Context, url, dir string) error {
+func (s *Service) gitClone(ctx context.Context, url, dir string, target cloneTarget) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.CloneTimeout)
 	defer cancel()
-	out, err := s.runGit(ctx, s.gitEnv(),
-		"-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always",
+	args := append(target.pinArgs(), "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always",
 		"-c", "submodule.recurse=false", "-c", "core.hooksPath=/dev/null",
 		"clone", "--quiet", "--no-recurse-submodules", "--", url, dir)
+	out, err := s.runGit(ctx, s.gitEnv(), args...)
 	if ctx.Err() == context.DeadlineExceeded {
 		return &Error{Code: CodeGitFailed, Msg: fmt.Sprintf("git clone did not finish within %s", s.opts.CloneTimeout), Err: ctx.Err()}
 	}

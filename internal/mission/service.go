@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/aos-run/aos/internal/kernel"
@@ -31,6 +32,12 @@ type Options struct {
 	// test server's certificate with GIT_SSL_CAINFO. TLS verification is
 	// never turned off by the service itself.
 	GitEnv []string
+	// AllowPrivateClones lets projects be cloned from this machine or a
+	// non-public network (AOS_CLONE_ALLOW_PRIVATE=1); refused by default.
+	AllowPrivateClones bool
+	// LookupHost resolves a clone URL's host (net.DefaultResolver by
+	// default); tests point a name at their own server with it.
+	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 	// CloneTimeout bounds a project clone; 10 minutes by default.
 	CloneTimeout time.Duration
 }
