@@ -187,15 +187,28 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, p mission.Princi
 	return nil
 }
 
-func (s *Server) passkeyRegisterBegin(w http.ResponseWriter, r *http.Request, _ mission.Principal) error {
+// fullSession is the principal's session with its login time, which the
+// principal does not carry (adding a passkey needs a fresh one).
+func fullSession(r *http.Request, a *auth.Service, p mission.Principal) (auth.Session, error) {
+	if _, err := session(p); err != nil {
+		return auth.Session{}, err
+	}
+	return a.Check(r.Context(), sessionCookie(r))
+}
+
+func (s *Server) passkeyRegisterBegin(w http.ResponseWriter, r *http.Request, p mission.Principal) error {
 	a, err := s.authSvc()
+	if err != nil {
+		return err
+	}
+	ses, err := fullSession(r, a, p)
 	if err != nil {
 		return err
 	}
 	if err := decodeBody(w, r, &Empty{}, true); err != nil {
 		return err
 	}
-	cc, err := a.BeginRegistration(r.Context())
+	cc, err := a.BeginRegistration(r.Context(), ses)
 	if err != nil {
 		return err
 	}
@@ -217,7 +230,7 @@ func (s *Server) passkeyRegisterFinish(w http.ResponseWriter, r *http.Request, p
 	if err != nil {
 		return err
 	}
-	ses, err := session(p)
+	ses, err := fullSession(r, a, p)
 	if err != nil {
 		return err
 	}
@@ -270,7 +283,7 @@ func (s *Server) passkeyLoginBegin(w http.ResponseWriter, r *http.Request, _ mis
 	if err := decodeBody(w, r, &Empty{}, true); err != nil {
 		return err
 	}
-	ca, err := a.BeginPasskeyLogin(r.Context())
+	ca, err := a.BeginPasskeyLogin(r.Context(), clientIP(r, s.opts.TrustedProxies))
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,9 @@ var authStatus = map[auth.Code]int{
 	auth.CodeUnavailable: http.StatusServiceUnavailable,
 	// Login before setup: the request is fine, the server's state is not.
 	auth.CodeSetupRequired: http.StatusConflict,
+	// The caller is authenticated but its session is too old for this
+	// (adding a passkey): not 401, which would say the session is bad.
+	auth.CodeReauthRequired: http.StatusForbidden,
 }
 
 // statusOf maps each service error code to an HTTP status.

@@ -18,6 +18,9 @@ const (
 	CodeThrottled     Code = "too_many_attempts"
 	CodeUnavailable   Code = "unavailable"
 	CodeSetupRequired Code = "setup_required"
+	// CodeReauthRequired: the session is too old for this (adding a
+	// passkey); log in again.
+	CodeReauthRequired Code = "reauth_required"
 )
 
 // Error is the package's domain error. Msg is safe to show: it never holds
@@ -65,6 +68,8 @@ var (
 	ErrUnavailable = &Error{Code: CodeUnavailable}
 	// ErrSetupRequired: there is no owner account yet.
 	ErrSetupRequired = &Error{Code: CodeSetupRequired}
+	// ErrReauthRequired: the session's login is not recent enough.
+	ErrReauthRequired = &Error{Code: CodeReauthRequired}
 )
 
 func invalid(format string, a ...any) error {

@@ -35,8 +35,14 @@ type Options struct {
 	// Argon2 are the password hash parameters (DefaultArgon2 when zero).
 	// Existing hashes keep their own parameters.
 	Argon2 Argon2Params
-	// Throttle is the login throttle (DefaultThrottle when zero).
+	// Throttle is the login throttle (DefaultThrottle when zero; zero
+	// AccountMax and Begin fields take the defaults).
 	Throttle ThrottlePolicy
+	// HashSlots bounds concurrent argon2 hashes (2×GOMAXPROCS when zero);
+	// HashWait is how long a request waits for a slot before it is refused
+	// (250 ms when zero).
+	HashSlots int
+	HashWait  time.Duration
 	// Now is the clock (time.Now by default).
 	Now func() time.Time
 	// Logger receives failures; never a secret.
@@ -52,6 +58,8 @@ type Service struct {
 	origin *url.URL
 	wa     *webauthn.WebAuthn // nil when the origin's host is an IP address
 	waErr  string
+	// slots holds one value per argon2 hash running (hashing).
+	slots chan struct{}
 }
 
 // New returns a service over st.
@@ -68,8 +76,12 @@ func New(st store.Store, opts Options) (*Service, error) {
 	if opts.Argon2 == (Argon2Params{}) {
 		opts.Argon2 = DefaultArgon2
 	}
-	if opts.Throttle == (ThrottlePolicy{}) {
-		opts.Throttle = DefaultThrottle
+	opts.Throttle = opts.Throttle.withDefaults()
+	if opts.HashSlots <= 0 {
+		opts.HashSlots = defaultHashSlots()
+	}
+	if opts.HashWait <= 0 {
+		opts.HashWait = defaultHashWait
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -86,7 +98,7 @@ func New(st store.Store, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{st: st, opts: opts, seal: sl, origin: u}
+	s := &Service{st: st, opts: opts, seal: sl, origin: u, slots: make(chan struct{}, opts.HashSlots)}
 	s.wa, err = webauthn.New(&webauthn.Config{RPID: u.Hostname(), RPDisplayName: "Agent OS", RPOrigins: []string{opts.PublicOrigin}})
 	if err != nil {
 		s.wa, s.waErr = nil, "passkeys need a public origin whose host is a name, not an IP address: set AOS_PUBLIC_ORIGIN (for example http://localhost:8640)"

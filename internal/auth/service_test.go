@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -176,6 +177,13 @@ func TestSetupFlow(t *testing.T) {
 		if f.audited("auth.setup") != 1 || f.audited("auth.setup_token.issue") != 2 {
 			t.Fatal("setup not audited")
 		}
+		// Three wrong tokens and one wrong code; one good begin.
+		if got := f.audited("auth.setup.failure"); got != 4 {
+			t.Fatalf("auth.setup.failure audited %d times, want 4", got)
+		}
+		if got := f.audited("auth.setup.begin"); got != 1 {
+			t.Fatalf("auth.setup.begin audited %d times, want 1", got)
+		}
 		f.noSecrets(tok, old, ns.Secret, ns.CSRFToken)
 	})
 }
@@ -317,27 +325,80 @@ func TestLoginThrottle(t *testing.T) {
 		if _, err := f.svc.Login(ctx, f.ip, testPassword, f.code(0)); !errors.As(err, &te) || te.RetryAfter != 2*time.Minute {
 			t.Fatalf("escalated lockout: %v", err)
 		}
-		// Per account: failures from many IPs add up (6+1+1+3 = 11 > 10).
+		// Per account: failures from many IPs add up (6+1+1+3 = 11 > 10),
+		// and the 11th delays the account a minute.
 		f.clk.Add(2 * time.Minute)
-		for i := 0; i < 3; i++ {
+		spread := func(i int) {
+			t.Helper()
 			ip := netip.AddrFrom4([4]byte{203, 0, 113, byte(i)})
 			if _, err := f.svc.Login(ctx, ip, "wrong password!!", "000000"); !errors.Is(err, ErrUnauthorized) {
 				t.Fatalf("spread failure %d: %v", i, err)
 			}
 		}
-		fresh := netip.MustParseAddr("203.0.113.200")
-		if _, err := f.svc.Login(ctx, fresh, testPassword, f.code(0)); !errors.As(err, &te) || te.Code != CodeThrottled {
-			t.Fatalf("account lockout from a fresh IP: %v", err)
+		for i := 0; i < 3; i++ {
+			spread(i)
 		}
-		// Once the lockouts end, the right credentials work and reset it.
-		f.clk.Add(time.Hour)
+		fresh := netip.MustParseAddr("203.0.113.200")
+		if _, err := f.svc.Login(ctx, fresh, testPassword, f.code(0)); !errors.As(err, &te) || te.Code != CodeThrottled || te.RetryAfter != time.Minute {
+			t.Fatalf("account delay from a fresh IP: %v", err)
+		}
+		// The account's delay does not grow: each further failure once it
+		// ends delays it one minute again, never more.
+		for i := 3; i < 8; i++ {
+			f.clk.Add(time.Minute)
+			spread(i)
+			if _, err := f.svc.Login(ctx, fresh, testPassword, f.code(0)); !errors.As(err, &te) || te.RetryAfter != time.Minute {
+				t.Fatalf("account delay after %d more failures: %v", i-2, err)
+			}
+		}
+		// A minute later the right credentials work and reset it.
+		f.clk.Add(time.Minute)
 		if _, err := f.svc.Login(ctx, fresh, testPassword, f.code(0)); err != nil {
-			t.Fatalf("after the lockouts: %v", err)
+			t.Fatalf("after the account delay: %v", err)
 		}
 		if _, err := f.st.GetThrottle(ctx, accountKey); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("account throttle after success: %v", err)
 		}
 	})
+}
+
+// TestHashSlots: while every argon2 slot is taken, a login waits
+// HashWait and is refused with ErrThrottled (Retry-After 1 s) without
+// hashing; once a slot frees, it proceeds.
+func TestHashSlots(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		f.setUp()
+		f.clk.Add(30 * time.Second)
+		if cap(f.svc.slots) != 2*runtime.GOMAXPROCS(0) {
+			t.Fatalf("%d slots, want 2×GOMAXPROCS", cap(f.svc.slots))
+		}
+		for range cap(f.svc.slots) {
+			f.svc.slots <- struct{}{}
+		}
+		var te *Error
+		if _, err := f.svc.Login(ctx, f.ip, testPassword, f.code(0)); !errors.As(err, &te) || te.Code != CodeThrottled || te.RetryAfter != time.Second {
+			t.Fatalf("login with every slot taken: %v", err)
+		}
+		<-f.svc.slots
+		if _, err := f.svc.Login(ctx, f.ip, testPassword, f.code(0)); err != nil {
+			t.Fatalf("login with a free slot: %v", err)
+		}
+		if len(f.svc.slots) != cap(f.svc.slots)-1 {
+			t.Fatalf("the login kept its slot: %d taken", len(f.svc.slots))
+		}
+	})
+}
+
+// TestNames: passkey names with a control character are refused.
+func TestNames(t *testing.T) {
+	for name, ok := range map[string]bool{"laptop": true, "": true, "clé USB": true, strings.Repeat("x", 100): true,
+		strings.Repeat("x", 101): false, "a\x1b[31mred": false, "tab\there": false, "nl\n": false, "del\x7f": false, "c1\u009b": false, "bad\xff": false} {
+		if err := checkName(name); (err == nil) != ok {
+			t.Errorf("checkName(%q) = %v, want ok %v", name, err, ok)
+		}
+	}
 }
 
 func TestSetupThrottle(t *testing.T) {

@@ -118,11 +118,12 @@ func (s *Service) session(ctx context.Context, secret string, touch bool) (Sessi
 	return Session{PublicID: row.PublicID, Method: row.Method, CreatedAt: created, ExpiresAt: s.expiry(created, seen), EndsAt: created.Add(s.opts.AbsoluteTimeout)}, nil
 }
 
-// Login checks the password and a TOTP code and opens a session. While the
-// IP or the account is locked out it answers ErrThrottled without looking
-// at either; a wrong password or code is ErrUnauthorized, saying not which.
+// Login checks the password and a TOTP code and opens a session. The
+// attempt is counted on the IP and the account first; while either is
+// locked it answers ErrThrottled without looking at the credentials. A
+// wrong password or code is ErrUnauthorized, saying not which.
 func (s *Service) Login(ctx context.Context, ip netip.Addr, password, code string) (NewSession, error) {
-	if err := s.checkThrottle(ctx, ip, true); err != nil {
+	if err := s.reserve(ctx, s.ipRule(ip), s.accountRule()); err != nil {
 		return NewSession{}, err
 	}
 	o, err := s.st.GetOwner(ctx)
@@ -134,8 +135,12 @@ func (s *Service) Login(ctx context.Context, ip netip.Addr, password, code strin
 	}
 	ok := len(password) <= MaxPasswordBytes
 	if ok {
-		if ok, err = VerifyPassword(password, o.PasswordHash); err != nil {
-			return NewSession{}, fault("verify password", err)
+		var verr error
+		if err := s.hashing(ctx, func() { ok, verr = VerifyPassword(password, o.PasswordHash) }); err != nil {
+			return NewSession{}, err
+		}
+		if verr != nil {
+			return NewSession{}, fault("verify password", verr)
 		}
 	}
 	var step int64
@@ -155,7 +160,6 @@ func (s *Service) Login(ctx context.Context, ip netip.Addr, password, code strin
 		}
 	}
 	if !ok {
-		s.failed(ctx, ip, true)
 		s.audit(ctx, "anonymous", "auth.login.failure", "owner", map[string]any{"method": "password", "ip": ip.String()})
 		return NewSession{}, unauthorized("wrong password or code")
 	}

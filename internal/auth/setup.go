@@ -87,17 +87,21 @@ func (s *Service) setupToken(ctx context.Context, tok string) (store.SetupToken,
 // BeginSetup checks the setup token and makes a TOTP secret, kept
 // (encrypted) on the setup token until CompleteSetup. Calling it again
 // replaces the pending secret.
+// Each call is audited (auth.setup.begin, or auth.setup.failure for a
+// wrong token), never with the token.
 func (s *Service) BeginSetup(ctx context.Context, ip netip.Addr, tok string) (SetupSecret, error) {
-	if err := s.checkThrottle(ctx, ip, false); err != nil {
+	if err := s.reserve(ctx, s.ipRule(ip)); err != nil {
 		return SetupSecret{}, err
 	}
 	t, err := s.setupToken(ctx, tok)
 	if errors.Is(err, ErrUnauthorized) {
-		s.failed(ctx, ip, false)
+		s.audit(ctx, "anonymous", "auth.setup.failure", "owner", map[string]any{"step": "begin", "ip": ip.String()})
 	}
 	if err != nil {
 		return SetupSecret{}, err
 	}
+	// The token is proven: the attempts of its holder's IP are forgotten.
+	s.reset(ctx, ipKey(ip))
 	secret := make([]byte, 20)
 	if _, err := rand.Read(secret); err != nil {
 		return SetupSecret{}, fault("make totp secret", err)
@@ -112,18 +116,19 @@ func (s *Service) BeginSetup(ctx context.Context, ip netip.Addr, tok string) (Se
 		}
 		return SetupSecret{}, fault("store pending totp", err)
 	}
+	s.audit(ctx, "anonymous", "auth.setup.begin", "owner", map[string]any{"ip": ip.String()})
 	return SetupSecret{TOTPSecret: b32.EncodeToString(secret), OTPAuthURL: otpauthURL(secret, "owner")}, nil
 }
 
 // CompleteSetup creates the owner account from the password and a code of
 // the pending TOTP secret, consumes the setup token and opens a session.
 func (s *Service) CompleteSetup(ctx context.Context, ip netip.Addr, tok, password, code string) (NewSession, error) {
-	if err := s.checkThrottle(ctx, ip, false); err != nil {
+	if err := s.reserve(ctx, s.ipRule(ip)); err != nil {
 		return NewSession{}, err
 	}
 	t, err := s.setupToken(ctx, tok)
 	if errors.Is(err, ErrUnauthorized) {
-		s.failed(ctx, ip, false)
+		s.audit(ctx, "anonymous", "auth.setup.failure", "owner", map[string]any{"step": "complete", "ip": ip.String()})
 	}
 	if err != nil {
 		return NewSession{}, err
@@ -140,12 +145,16 @@ func (s *Service) CompleteSetup(ctx context.Context, ip netip.Addr, tok, passwor
 	}
 	step, ok := matchTOTP(secret, code, s.now())
 	if !ok {
-		s.failed(ctx, ip, false)
+		s.audit(ctx, "anonymous", "auth.setup.failure", "owner", map[string]any{"step": "complete", "reason": "totp", "ip": ip.String()})
 		return NewSession{}, unauthorized("the TOTP code is wrong")
 	}
-	hash, err := HashPassword(password, s.opts.Argon2)
-	if err != nil {
+	var hash string
+	var herr error
+	if err := s.hashing(ctx, func() { hash, herr = HashPassword(password, s.opts.Argon2) }); err != nil {
 		return NewSession{}, err
+	}
+	if herr != nil {
+		return NewSession{}, herr
 	}
 	uid := make([]byte, 32)
 	if _, err := rand.Read(uid); err != nil {

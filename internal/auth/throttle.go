@@ -9,20 +9,55 @@ import (
 	"github.com/aos-run/aos/internal/store"
 )
 
-// ThrottlePolicy bounds failed login attempts, per client IP and for the
-// (single) owner account. After Free failures of a key, each further
-// failure locks the key for Base doubled per failure beyond Free, at most
-// Max. A key's count is forgotten Window after its last failure, or on a
-// successful login. The records live in the database, so a restart or
-// another server sharing it does not reset them.
+// ThrottlePolicy bounds login attempts, per client IP and for the (single)
+// owner account. Every attempt is counted before its credential is looked
+// at, so concurrent attempts cannot overtake the count. After Free
+// attempts of a key, each further attempt locks the key first: an IP for
+// Base doubled per attempt beyond IPFree+1, at most Max; the account for
+// Base, at most AccountMax. A key's count is forgotten Window after its
+// last attempt, or on a successful login. The records live in the
+// database, so a restart or another server sharing it does not reset them.
+//
+// The account key is a short delay, not a growing lockout: anyone can
+// spend it, so a long lock would let them lock the owner out, while
+// password + TOTP guessing is bounded by the TOTP code already (some 3
+// valid codes in 10^6 per attempt). Passkey login does not count on the
+// account (an assertion cannot be guessed), only on the IP.
 type ThrottlePolicy struct {
 	IPFree, AccountFree int
 	Base, Max, Window   time.Duration
+	// AccountMax caps the account's lock (1 minute when zero).
+	AccountMax time.Duration
+	// BeginFree is how many passkey login begins an IP makes freely; the
+	// next one locks its begins for Base. The count is forgotten
+	// BeginWindow after the last begin (20 and 10 minutes when zero).
+	BeginFree   int
+	BeginWindow time.Duration
 }
 
-// DefaultThrottle: 5 free failures per IP and 10 for the account, then a
-// lockout of 1 minute doubling up to 1 hour; counts reset after 24 h.
-var DefaultThrottle = ThrottlePolicy{IPFree: 5, AccountFree: 10, Base: time.Minute, Max: time.Hour, Window: 24 * time.Hour}
+// DefaultThrottle: 5 free attempts per IP and 10 for the account; then an
+// IP locks for 1 minute doubling up to 1 hour, the account for 1 minute;
+// counts reset after 24 h. 20 free passkey begins per IP, forgotten after
+// 10 quiet minutes.
+var DefaultThrottle = ThrottlePolicy{IPFree: 5, AccountFree: 10, Base: time.Minute, Max: time.Hour, Window: 24 * time.Hour,
+	AccountMax: time.Minute, BeginFree: 20, BeginWindow: 10 * time.Minute}
+
+// withDefaults fills the zero fields that have a default.
+func (p ThrottlePolicy) withDefaults() ThrottlePolicy {
+	if p == (ThrottlePolicy{}) {
+		return DefaultThrottle
+	}
+	if p.AccountMax <= 0 {
+		p.AccountMax = DefaultThrottle.AccountMax
+	}
+	if p.BeginFree <= 0 {
+		p.BeginFree = DefaultThrottle.BeginFree
+	}
+	if p.BeginWindow <= 0 {
+		p.BeginWindow = DefaultThrottle.BeginWindow
+	}
+	return p
+}
 
 // accountKey is the throttle key of the owner account.
 const accountKey = "account:owner"
@@ -41,68 +76,80 @@ func ipKey(ip netip.Addr) string {
 	return "ip:" + ip.String()
 }
 
-// checkThrottle refuses while the IP or the account is locked out,
-// before any credential is looked at.
-func (s *Service) checkThrottle(ctx context.Context, ip netip.Addr, withAccount bool) error {
-	keys := []string{ipKey(ip)}
-	if withAccount {
-		keys = append(keys, accountKey)
-	}
-	now := s.now().UnixMilli()
+// beginKey is the throttle key of an IP's passkey login begins: apart
+// from ipKey, so opening the login page does not spend password attempts.
+func beginKey(ip netip.Addr) string { return "begin:" + ipKey(ip) }
+
+// rule is one key's allowance.
+type rule struct {
+	key       string
+	free      int
+	base, max time.Duration
+	window    time.Duration
+}
+
+func (s *Service) ipRule(ip netip.Addr) rule {
+	p := s.opts.Throttle
+	return rule{key: ipKey(ip), free: p.IPFree, base: p.Base, max: p.Max, window: p.Window}
+}
+
+func (s *Service) accountRule() rule {
+	p := s.opts.Throttle
+	return rule{key: accountKey, free: p.AccountFree, base: min(p.Base, p.AccountMax), max: p.AccountMax, window: p.Window}
+}
+
+func (s *Service) beginRule(ip netip.Addr) rule {
+	p := s.opts.Throttle
+	return rule{key: beginKey(ip), free: p.BeginFree, base: p.Base, max: p.Base, window: p.BeginWindow}
+}
+
+func throttled(wait time.Duration) error {
+	return &Error{Code: CodeThrottled, Msg: "too many attempts; try again later", RetryAfter: wait}
+}
+
+// reserve counts this attempt on every rule's key before any credential
+// is looked at, and refuses (ErrThrottled with RetryAfter) while a key is
+// locked. A read-only look first spares the other keys' counts when one
+// is locked already (a locked account does not spend the owner's IP
+// attempts).
+func (s *Service) reserve(ctx context.Context, rules ...rule) error {
+	now := s.now()
 	var wait int64
-	for _, k := range keys {
-		t, err := s.st.GetThrottle(ctx, k)
+	for _, r := range rules {
+		t, err := s.st.GetThrottle(ctx, r.key)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return fault("check throttle", err)
 		}
-		wait = max(wait, t.LockedUntil-now)
+		wait = max(wait, t.LockedUntil-now.UnixMilli())
 	}
 	if wait > 0 {
-		ra := time.Duration(wait) * time.Millisecond
-		return &Error{Code: CodeThrottled, Msg: "too many failed attempts; try again later", RetryAfter: ra}
+		return throttled(time.Duration(wait) * time.Millisecond)
+	}
+	for _, r := range rules {
+		t, ok, err := s.st.ReserveThrottle(ctx, store.ReserveThrottleParams{Key: r.key, Now: now.UnixMilli(), ResetBefore: now.Add(-r.window).UnixMilli(),
+			Free: r.free, Base: r.base.Milliseconds(), Max: r.max.Milliseconds()})
+		if err != nil {
+			return fault("reserve throttle", err)
+		}
+		if !ok {
+			return throttled(time.Duration(max(t.LockedUntil-now.UnixMilli(), 1)) * time.Millisecond)
+		}
 	}
 	return nil
 }
 
-// failed counts a failure on the IP and, for a login, on the account, and
-// locks a key that is past its free attempts.
-func (s *Service) failed(ctx context.Context, ip netip.Addr, withAccount bool) {
-	p := s.opts.Throttle
-	now := s.now()
-	type kf struct {
-		key  string
-		free int
-	}
-	keys := []kf{{ipKey(ip), p.IPFree}}
-	if withAccount {
-		keys = append(keys, kf{accountKey, p.AccountFree})
-	}
-	ctx = context.WithoutCancel(ctx)
-	for _, k := range keys {
-		t, err := s.st.AddThrottleFailure(ctx, k.key, now.UnixMilli(), now.Add(-p.Window).UnixMilli())
-		if err != nil {
-			s.opts.Logger.Error("throttle: count failure", "err", err.Error())
-			continue
-		}
-		if over := t.Failures - k.free; over > 0 {
-			d := p.Base
-			for i := 1; i < over && d < p.Max; i++ {
-				d *= 2
-			}
-			d = min(d, p.Max)
-			if err := s.st.LockThrottle(ctx, k.key, now.Add(d).UnixMilli()); err != nil {
-				s.opts.Logger.Error("throttle: lock", "err", err.Error())
-			}
-		}
-	}
+// succeeded forgets the counts of the IP (logins and passkey begins) and
+// the account.
+func (s *Service) succeeded(ctx context.Context, ip netip.Addr) {
+	s.reset(ctx, ipKey(ip), beginKey(ip), accountKey)
 }
 
-// succeeded forgets the failures of the IP and the account.
-func (s *Service) succeeded(ctx context.Context, ip netip.Addr) {
-	for _, k := range []string{ipKey(ip), accountKey} {
+// reset forgets the counts of keys; a failure is logged.
+func (s *Service) reset(ctx context.Context, keys ...string) {
+	for _, k := range keys {
 		if err := s.st.ResetThrottle(context.WithoutCancel(ctx), k); err != nil {
 			s.opts.Logger.Error("throttle: reset", "err", err.Error())
 		}

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -17,6 +19,32 @@ import (
 
 // ceremonyTTL bounds a WebAuthn ceremony, begin to finish.
 const ceremonyTTL = 5 * time.Minute
+
+// maxCeremonies bounds the live ceremonies of each kind: login begin is
+// anonymous, so without a bound anyone could grow the table.
+const maxCeremonies = 64
+
+// ReauthWindow is how recent a session's login must be for it to add a
+// passkey: a stolen session cookie must not be able to plant a credential
+// that outlives logout.
+const ReauthWindow = 15 * time.Minute
+
+// checkName refuses a passkey name that is long or holds a control
+// character (which could drive the terminal that lists it).
+func checkName(name string) error {
+	if len(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return invalid("name must be at most 100 bytes of UTF-8 text without control characters")
+	}
+	return nil
+}
+
+// fresh refuses a session whose login is older than ReauthWindow.
+func (s *Service) fresh(ses Session) error {
+	if ses.CreatedAt.IsZero() || s.now().Sub(ses.CreatedAt) > ReauthWindow {
+		return &Error{Code: CodeReauthRequired, Msg: "log in again to add a passkey (the session must be less than 15 minutes old)"}
+	}
+	return nil
+}
 
 // Passkey is a registered WebAuthn credential as presented.
 type Passkey struct {
@@ -78,7 +106,12 @@ func (s *Service) saveCeremony(ctx context.Context, kind string, sd *webauthn.Se
 	if err != nil {
 		return fault("encode ceremony", err)
 	}
-	if err := s.st.InsertCeremony(ctx, store.Ceremony{Challenge: sd.Challenge, Kind: kind, Data: string(b), ExpiresAt: s.now().Add(ceremonyTTL).UnixMilli()}); err != nil {
+	now := s.now()
+	err = s.st.InsertCeremony(ctx, store.Ceremony{Challenge: sd.Challenge, Kind: kind, Data: string(b), ExpiresAt: now.Add(ceremonyTTL).UnixMilli()}, now.UnixMilli(), maxCeremonies)
+	if errors.Is(err, store.ErrLimit) {
+		return &Error{Code: CodeThrottled, Msg: "too many passkey ceremonies in progress; try again later", RetryAfter: time.Minute}
+	}
+	if err != nil {
 		return fault("store ceremony", err)
 	}
 	return nil
@@ -100,11 +133,16 @@ func (s *Service) takeCeremony(ctx context.Context, kind, challenge string) (web
 	return sd, nil
 }
 
-// BeginRegistration starts adding a passkey; it returns the creation
-// options for navigator.credentials.create (go-webauthn's JSON).
-func (s *Service) BeginRegistration(ctx context.Context) (*protocol.CredentialCreation, error) {
+// BeginRegistration starts adding a passkey from session ses, which must
+// be fresh (ReauthWindow); it returns the creation options for
+// navigator.credentials.create (go-webauthn's JSON). User verification is
+// required: a passkey replaces password and TOTP.
+func (s *Service) BeginRegistration(ctx context.Context, ses Session) (*protocol.CredentialCreation, error) {
 	wa, err := s.webauthn()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.fresh(ses); err != nil {
 		return nil, err
 	}
 	u, _, err := s.loadOwner(ctx)
@@ -115,7 +153,9 @@ func (s *Service) BeginRegistration(ctx context.Context) (*protocol.CredentialCr
 	for _, c := range u.creds {
 		excl = append(excl, c.Descriptor())
 	}
-	cc, sd, err := wa.BeginRegistration(u, webauthn.WithExclusions(excl), webauthn.WithResidentKeyRequirement(protocol.ResidentKeyRequirementPreferred))
+	cc, sd, err := wa.BeginRegistration(u, webauthn.WithExclusions(excl),
+		webauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{UserVerification: protocol.VerificationRequired}),
+		webauthn.WithResidentKeyRequirement(protocol.ResidentKeyRequirementPreferred))
 	if err != nil {
 		return nil, fault("begin registration", err)
 	}
@@ -126,14 +166,18 @@ func (s *Service) BeginRegistration(ctx context.Context) (*protocol.CredentialCr
 }
 
 // FinishRegistration verifies the browser's credential (body) against the
-// ceremony it answers and stores the passkey under name.
+// ceremony it answers and stores the passkey under name; ses must be
+// fresh (ReauthWindow).
 func (s *Service) FinishRegistration(ctx context.Context, ses Session, name string, body []byte) (Passkey, error) {
 	wa, err := s.webauthn()
 	if err != nil {
 		return Passkey{}, err
 	}
-	if len(name) > 100 || strings.ContainsAny(name, "\n\r\x00") {
-		return Passkey{}, invalid("name must be one line of at most 100 bytes")
+	if err := s.fresh(ses); err != nil {
+		return Passkey{}, err
+	}
+	if err := checkName(name); err != nil {
+		return Passkey{}, err
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(body)
 	if err != nil {
@@ -193,10 +237,15 @@ func (s *Service) DeletePasskey(ctx context.Context, ses Session, id string) err
 }
 
 // BeginPasskeyLogin starts a passkey login; it returns the assertion
-// options for navigator.credentials.get.
-func (s *Service) BeginPasskeyLogin(ctx context.Context) (*protocol.CredentialAssertion, error) {
+// options for navigator.credentials.get. It is anonymous, so it is
+// throttled per IP (ThrottlePolicy.BeginFree) and the live login
+// ceremonies are capped (64); past either it answers ErrThrottled.
+func (s *Service) BeginPasskeyLogin(ctx context.Context, ip netip.Addr) (*protocol.CredentialAssertion, error) {
 	wa, err := s.webauthn()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.reserve(ctx, s.beginRule(ip)); err != nil {
 		return nil, err
 	}
 	u, _, err := s.loadOwner(ctx)
@@ -206,7 +255,7 @@ func (s *Service) BeginPasskeyLogin(ctx context.Context) (*protocol.CredentialAs
 	if len(u.creds) == 0 {
 		return nil, conflict("no passkey is registered")
 	}
-	ca, sd, err := wa.BeginLogin(u)
+	ca, sd, err := wa.BeginLogin(u, webauthn.WithUserVerification(protocol.VerificationRequired))
 	if err != nil {
 		return nil, fault("begin login", err)
 	}
@@ -217,17 +266,21 @@ func (s *Service) BeginPasskeyLogin(ctx context.Context) (*protocol.CredentialAs
 }
 
 // FinishPasskeyLogin verifies the browser's assertion (body) and opens a
-// session; it is throttled like Login.
+// session. It is throttled like Login on the IP but not on the account: an
+// assertion cannot be guessed, and the account's delay must not keep the
+// owner's passkey out. The assertion must carry user verification and a
+// sign count above the stored one (unless the authenticator keeps none:
+// both 0); a count that did not grow is a cloned or replayed
+// authenticator, refused.
 func (s *Service) FinishPasskeyLogin(ctx context.Context, ip netip.Addr, body []byte) (NewSession, error) {
 	wa, err := s.webauthn()
 	if err != nil {
 		return NewSession{}, err
 	}
-	if err := s.checkThrottle(ctx, ip, true); err != nil {
+	if err := s.reserve(ctx, s.ipRule(ip)); err != nil {
 		return NewSession{}, err
 	}
 	fail := func(msg string) (NewSession, error) {
-		s.failed(ctx, ip, true)
 		s.audit(ctx, "anonymous", "auth.login.failure", "owner", map[string]any{"method": "passkey", "ip": ip.String()})
 		return NewSession{}, unauthorized(msg)
 	}
@@ -248,6 +301,12 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, ip netip.Addr, body []
 	}
 	cred, err := wa.ValidateLogin(u, sd, parsed)
 	if err != nil {
+		return fail("the passkey did not verify")
+	}
+	// go-webauthn only flags a sign count that did not grow (and never
+	// when both counts are 0): refuse it, and keep the stored count.
+	if cred.Authenticator.CloneWarning {
+		s.audit(ctx, "anonymous", "auth.passkey.clone_warning", base64.RawURLEncoding.EncodeToString(cred.ID), map[string]any{"ip": ip.String()})
 		return fail("the passkey did not verify")
 	}
 	b, err := json.Marshal(cred)

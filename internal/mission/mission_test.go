@@ -94,6 +94,15 @@ func TestTokens(t *testing.T) {
 				t.Errorf("scopes %v: %v", bad, err)
 			}
 		}
+		// A control character could drive the terminal of aos token ls.
+		for _, bad := range []string{"a\x1b[2Jb", "tab\t", "nl\n", "nul\x00", "del\x7f", "csi\u009b", "bad\xff", strings.Repeat("x", 101)} {
+			if _, err := svc.CreateToken(ctx, "cli:me", bad, []string{"read"}); !errors.Is(err, mission.ErrInvalidInput) {
+				t.Errorf("name %q: %v", bad, err)
+			}
+		}
+		if ts, err := svc.ListTokens(ctx); err != nil || len(ts) != 2 {
+			t.Fatalf("refused names created tokens: %d, %v", len(ts), err)
+		}
 		// Stored hashed: the row holds the SHA-256, not the secret.
 		rows, err := db.Store.ListAPITokens(ctx)
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -75,8 +77,10 @@ var secretLen = len(TokenPrefix) + base64.RawURLEncoding.EncodedLen(32)
 
 // CreateToken creates a token with the given scopes (read, write).
 func (s *Service) CreateToken(ctx context.Context, actor Actor, name string, scopes []string) (NewToken, error) {
-	if len(name) > 100 || strings.ContainsAny(name, "\n\r\x00") {
-		return NewToken{}, invalid("name must be one line of at most 100 bytes")
+	// A control character (ESC above all) would drive the terminal that
+	// runs aos token ls.
+	if len(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return NewToken{}, invalid("name must be at most 100 bytes of UTF-8 text without control characters")
 	}
 	if len(scopes) == 0 {
 		return NewToken{}, invalid("a token needs at least one scope (read, write)")

@@ -39,12 +39,16 @@ type OwnerAuthQueries interface {
 
 	// GetThrottle returns the throttle record of key; ErrNotFound if none.
 	GetThrottle(ctx context.Context, key string) (Throttle, error)
-	// AddThrottleFailure counts one failure for key atomically (several
-	// servers may share the database) and returns the new record. A count
-	// whose last failure is older than resetBefore starts again at 1.
-	AddThrottleFailure(ctx context.Context, key string, now, resetBefore int64) (Throttle, error)
-	// LockThrottle sets key's lockout end.
-	LockThrottle(ctx context.Context, key string, until int64) error
+	// ReserveThrottle counts one attempt for key before its credential is
+	// checked, atomically (several servers and many concurrent requests may
+	// share the row). While key is locked at p.Now it changes nothing and
+	// returns ok false with the record, so the caller refuses without
+	// looking at the credential. Otherwise it counts the attempt (a count
+	// whose last attempt is older than p.ResetBefore starts again at 1)
+	// and, in the same statement, locks key once the count passes p.Free
+	// (p.LockFor), so that concurrent attempts past the allowance see the
+	// lock.
+	ReserveThrottle(ctx context.Context, p ReserveThrottleParams) (t Throttle, ok bool, err error)
 	// ResetThrottle forgets key's failures.
 	ResetThrottle(ctx context.Context, key string) error
 
@@ -58,9 +62,12 @@ type OwnerAuthQueries interface {
 	// DeleteWebAuthnCredential removes a passkey; ErrNotFound if none.
 	DeleteWebAuthnCredential(ctx context.Context, id string) error
 
-	// InsertCeremony stores a WebAuthn ceremony's state, deleting expired
-	// ones first; ErrConflict if the challenge exists.
-	InsertCeremony(ctx context.Context, c Ceremony) error
+	// InsertCeremony stores a WebAuthn ceremony's state, deleting those
+	// expired at now first; ErrConflict if the challenge exists, ErrLimit
+	// if maxLive ceremonies of its kind are live already (0: no bound).
+	// Concurrent inserts on PostgreSQL may pass maxLive by at most their
+	// number.
+	InsertCeremony(ctx context.Context, c Ceremony, now int64, maxLive int) error
 	// TakeCeremony deletes and returns the unexpired ceremony of that kind
 	// and challenge, so it is used once; ErrNotFound if there is none.
 	TakeCeremony(ctx context.Context, kind, challenge string, now int64) (Ceremony, error)
@@ -70,6 +77,41 @@ type OwnerAuthQueries interface {
 	// bounds, throttle records whose window passed and whose lockout
 	// ended, and expired ceremonies. It returns how many rows went.
 	PruneOwnerAuth(ctx context.Context, p PruneAuthParams) (int64, error)
+}
+
+// ReserveThrottleParams shape ReserveThrottle; times are Unix ms.
+type ReserveThrottleParams struct {
+	Key              string
+	Now, ResetBefore int64
+	// Free is how many attempts count without a lock.
+	Free int
+	// Base and Max bound the lock: attempt Free+k locks key until
+	// Now + Base·2^(k-1), at most Now + Max.
+	Base, Max int64
+}
+
+// LockFor is how long (ms) attempt number n locks its key: 0 while n is
+// within Free, then Base doubled per attempt beyond Free+1, at most Max.
+func (p ReserveThrottleParams) LockFor(n int64) int64 {
+	over := n - int64(p.Free)
+	if over <= 0 {
+		return 0
+	}
+	d := p.Base
+	for i := int64(1); i < over && d < p.Max; i++ {
+		d *= 2
+	}
+	return min(d, p.Max)
+}
+
+// Doublings is how many doublings of Base reach Max (at most 62): the
+// lock of attempt Free+k is Max once k-1 reaches it.
+func (p ReserveThrottleParams) Doublings() int64 {
+	var k int64
+	for d := p.Base; d > 0 && d < p.Max && k < 62; d *= 2 {
+		k++
+	}
+	return k
 }
 
 // PruneAuthParams bound PruneOwnerAuth; times are Unix ms.
@@ -108,7 +150,9 @@ type Session struct {
 	RevokedAt  int64
 }
 
-// Throttle counts failed login attempts of one key (an IP or the account).
+// Throttle counts the login attempts of one key (an IP, the account, a
+// passkey begin) since its last success; Failures and LastFailure name
+// attempts counted before the credential was checked.
 type Throttle struct {
 	Key         string
 	Failures    int

@@ -17,3 +17,7 @@ var ErrConflict = errors.New("store: row is not in the required state")
 // ErrTooLarge is returned by Publish for a payload longer than the driver's
 // MaxPayload.
 var ErrTooLarge = errors.New("store: payload too large to publish")
+
+// ErrLimit: the write would pass a bound the caller set (too many live
+// rows of a kind); nothing was written.
+var ErrLimit = errors.New("store: limit reached")

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -114,28 +115,56 @@ func TestThrottle(t *testing.T) {
 		if _, err := s.GetThrottle(ctx, "ip:1"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("fresh key: %v", err)
 		}
-		// Concurrent failures are all counted (several servers, one row).
+		p := store.ReserveThrottleParams{Key: "ip:1", Now: 100, ResetBefore: 0, Free: 5, Base: 60, Max: 1000}
+		// 40 concurrent attempts (several servers, one row): the first
+		// five count freely, the sixth counts and locks, and the lock is
+		// seen by every later one, which changes nothing.
 		var wg sync.WaitGroup
-		for i := 0; i < 8; i++ {
+		var mu sync.Mutex
+		reserved := 0
+		for i := 0; i < 40; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := s.AddThrottleFailure(ctx, "ip:1", 100, 0); err != nil {
+				_, ok, err := s.ReserveThrottle(ctx, p)
+				if err != nil {
 					t.Error(err)
+				}
+				if ok {
+					mu.Lock()
+					reserved++
+					mu.Unlock()
 				}
 			}()
 		}
 		wg.Wait()
-		if got, err := s.GetThrottle(ctx, "ip:1"); err != nil || got.Failures != 8 || got.LastFailure != 100 {
-			t.Fatalf("after 8 failures: %+v, %v", got, err)
+		got, err := s.GetThrottle(ctx, "ip:1")
+		if err != nil || reserved != 6 || got.Failures != 6 || got.LastFailure != 100 || got.LockedUntil != 160 {
+			t.Fatalf("after 40 concurrent attempts: %d reserved, %+v, %v", reserved, got, err)
 		}
-		if err := s.LockThrottle(ctx, "ip:1", 500); err != nil {
-			t.Fatal(err)
+		// Once the lock ends, the next attempt counts and locks twice as
+		// long; then 4x, ... up to Max.
+		for i, want := range []int64{120, 240, 480, 960, 1000, 1000} {
+			p.Now = got.LockedUntil
+			g, ok, err := s.ReserveThrottle(ctx, p)
+			if err != nil || !ok || g.LockedUntil-p.Now != want || g.Failures != int(7+i) {
+				t.Fatalf("attempt %d: %+v %v %v, want a lock of %d", 7+i, g, ok, err, want)
+			}
+			got = g
 		}
-		// A failure after the reset horizon starts the count again.
-		got, err := s.AddThrottleFailure(ctx, "ip:1", 1000, 900)
-		if err != nil || got.Failures != 1 || got.LockedUntil != 500 {
-			t.Fatalf("after the window: %+v, %v", got, err)
+		// A locked key is left alone.
+		p.Now = got.LockedUntil - 1
+		if g, ok, err := s.ReserveThrottle(ctx, p); err != nil || ok || g != got {
+			t.Fatalf("locked: %+v %v %v", g, ok, err)
+		}
+		// An attempt after the reset horizon starts the count again.
+		p.Now, p.ResetBefore = got.LockedUntil+5000, got.LockedUntil+1
+		if g, ok, err := s.ReserveThrottle(ctx, p); err != nil || !ok || g.Failures != 1 || g.LockedUntil != 0 {
+			t.Fatalf("after the window: %+v %v %v", g, ok, err)
+		}
+		// Free 0: the first attempt locks already (a new row).
+		if g, ok, err := s.ReserveThrottle(ctx, store.ReserveThrottleParams{Key: "k0", Now: 10, Base: 7, Max: 7}); err != nil || !ok || g.LockedUntil != 17 {
+			t.Fatalf("free 0: %+v %v %v", g, ok, err)
 		}
 		if err := s.ResetThrottle(ctx, "ip:1"); err != nil {
 			t.Fatal(err)
@@ -170,8 +199,11 @@ func TestWebAuthnStorage(t *testing.T) {
 			t.Fatalf("delete twice: %v", err)
 		}
 
-		if err := s.InsertCeremony(ctx, store.Ceremony{Challenge: "ch", Kind: "login", Data: "{}", ExpiresAt: 100}); err != nil {
+		if err := s.InsertCeremony(ctx, store.Ceremony{Challenge: "ch", Kind: "login", Data: "{}", ExpiresAt: 100}, 0, 0); err != nil {
 			t.Fatal(err)
+		}
+		if err := s.InsertCeremony(ctx, store.Ceremony{Challenge: "ch", Kind: "login", Data: "{}", ExpiresAt: 100}, 0, 0); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("the same challenge twice: %v", err)
 		}
 		if _, err := s.TakeCeremony(ctx, "register", "ch", 50); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("take with the wrong kind: %v", err)
@@ -184,6 +216,38 @@ func TestWebAuthnStorage(t *testing.T) {
 		}
 		if _, err := s.TakeCeremony(ctx, "login", "ch", 99); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("take twice: %v", err)
+		}
+	})
+}
+
+// TestCeremonyCap: at most maxLive live ceremonies of a kind; expired ones
+// are deleted first and do not count, and another kind has its own cap.
+func TestCeremonyCap(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		ins := func(ch, kind string, exp, now int64) error {
+			return s.InsertCeremony(ctx, store.Ceremony{Challenge: ch, Kind: kind, Data: "{}", ExpiresAt: exp}, now, 3)
+		}
+		for i, exp := range []int64{50, 200, 200} {
+			if err := ins(fmt.Sprint("c", i), "login", exp, 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ins("c3", "login", 200, 10); !errors.Is(err, store.ErrLimit) {
+			t.Fatalf("a fourth live ceremony: %v", err)
+		}
+		if err := ins("r0", "register", 200, 10); err != nil {
+			t.Fatalf("another kind: %v", err)
+		}
+		// At 50 the first has expired: it is deleted and there is room.
+		if err := ins("c3", "login", 300, 50); err != nil {
+			t.Fatalf("after one expired: %v", err)
+		}
+		if err := ins("c4", "login", 300, 50); !errors.Is(err, store.ErrLimit) {
+			t.Fatalf("full again: %v", err)
+		}
+		if _, err := s.TakeCeremony(ctx, "login", "c0", 10); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the expired ceremony is gone: %v", err)
 		}
 	})
 }

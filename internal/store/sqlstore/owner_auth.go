@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/aos-run/aos/internal/store"
@@ -107,21 +109,44 @@ func (q *queries) GetThrottle(ctx context.Context, key string) (store.Throttle, 
 	return t, nil
 }
 
-func (q *queries) AddThrottleFailure(ctx context.Context, key string, now, resetBefore int64) (store.Throttle, error) {
-	t := store.Throttle{Key: key}
-	err := q.q.QueryRowContext(ctx, `INSERT INTO auth_throttle (key, failures, last_failure, locked_until) VALUES ($1, 1, $2, 0)
+func (q *queries) ReserveThrottle(ctx context.Context, p store.ReserveThrottleParams) (store.Throttle, bool, error) {
+	t := store.Throttle{Key: p.Key}
+	// n is the attempt's number; the lock it sets is computed from it in
+	// the same statement, so no concurrent attempt slips between the count
+	// and the lock. A locked key is left alone (the WHERE), and then no
+	// row comes back.
+	const n = `(CASE WHEN auth_throttle.last_failure < $3 THEN 1 ELSE auth_throttle.failures + 1 END)`
+	err := q.q.QueryRowContext(ctx, `INSERT INTO auth_throttle (key, failures, last_failure, locked_until) VALUES ($1, 1, $2, $8)
 ON CONFLICT (key) DO UPDATE SET
-  failures = CASE WHEN auth_throttle.last_failure < $3 THEN 1 ELSE auth_throttle.failures + 1 END,
-  last_failure = $2
-RETURNING failures, last_failure, locked_until`, key, now, resetBefore).Scan(&t.Failures, &t.LastFailure, &t.LockedUntil)
-	if err != nil {
-		return t, fmt.Errorf("add throttle failure: %w", err)
+  failures = `+n+`,
+  last_failure = $2,
+  locked_until = CASE
+    WHEN `+n+` <= $4 THEN 0
+    WHEN `+n+` - $4 - 1 >= $7 THEN $2 + $6
+    ELSE $2 + (CAST($5 AS BIGINT) << CAST(`+n+` - $4 - 1 AS INTEGER)) END
+WHERE auth_throttle.locked_until <= $2
+RETURNING failures, last_failure, locked_until`,
+		p.Key, p.Now, p.ResetBefore, int64(p.Free), p.Base, p.Max, p.Doublings(), lockAt(p.Now, p.LockFor(1))).
+		Scan(&t.Failures, &t.LastFailure, &t.LockedUntil)
+	if errors.Is(err, sql.ErrNoRows) {
+		t, err = q.GetThrottle(ctx, p.Key)
+		if err != nil {
+			return t, false, fmt.Errorf("reserve throttle: %w", err)
+		}
+		return t, false, nil
 	}
-	return t, nil
+	if err != nil {
+		return t, false, fmt.Errorf("reserve throttle: %w", err)
+	}
+	return t, true, nil
 }
 
-func (q *queries) LockThrottle(ctx context.Context, key string, until int64) error {
-	return q.exec1(ctx, "lock throttle", store.ErrNotFound, `UPDATE auth_throttle SET locked_until = $2 WHERE key = $1`, key, until)
+// lockAt is the lock end of a lock of d ms from now; 0 for none.
+func lockAt(now, d int64) int64 {
+	if d == 0 {
+		return 0
+	}
+	return now + d
 }
 
 func (q *queries) ResetThrottle(ctx context.Context, key string) error {
@@ -163,19 +188,28 @@ func (q *queries) DeleteWebAuthnCredential(ctx context.Context, id string) error
 	return q.exec1(ctx, "delete webauthn credential", store.ErrNotFound, `DELETE FROM webauthn_credentials WHERE id = $1`, id)
 }
 
-func (q *queries) InsertCeremony(ctx context.Context, c store.Ceremony) error {
-	if _, err := q.q.ExecContext(ctx, `DELETE FROM webauthn_ceremonies WHERE expires_at <= $1`, c.ExpiresAt-ceremonyMaxTTL); err != nil {
+func (q *queries) InsertCeremony(ctx context.Context, c store.Ceremony, now int64, maxLive int) error {
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM webauthn_ceremonies WHERE expires_at <= $1`, now); err != nil {
 		return fmt.Errorf("insert ceremony: sweep: %w", err)
 	}
-	return q.exec1(ctx, "insert ceremony", store.ErrConflict,
-		`INSERT INTO webauthn_ceremonies (challenge, kind, data, expires_at) VALUES ($1,$2,$3,$4) ON CONFLICT DO NOTHING`,
-		c.Challenge, c.Kind, c.Data, c.ExpiresAt)
+	res, err := q.q.ExecContext(ctx, `INSERT INTO webauthn_ceremonies (challenge, kind, data, expires_at)
+SELECT $1, $2, $3, $4 WHERE $5 = 0 OR (SELECT count(*) FROM webauthn_ceremonies WHERE kind = $2) < $5
+ON CONFLICT DO NOTHING`, c.Challenge, c.Kind, c.Data, c.ExpiresAt, int64(maxLive))
+	if err != nil {
+		return fmt.Errorf("insert ceremony: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	var dup int
+	if err := q.q.QueryRowContext(ctx, `SELECT count(*) FROM webauthn_ceremonies WHERE challenge = $1`, c.Challenge).Scan(&dup); err != nil {
+		return fmt.Errorf("insert ceremony: %w", err)
+	}
+	if dup > 0 {
+		return fmt.Errorf("insert ceremony: %w", store.ErrConflict)
+	}
+	return fmt.Errorf("insert ceremony: %w", store.ErrLimit)
 }
-
-// ceremonyMaxTTL is how far before a new ceremony's expiry the sweep
-// reaches: ceremonies live minutes, so any that expired an hour before the
-// new one's expiry is long dead whatever its own lifetime was.
-const ceremonyMaxTTL = 3600_000
 
 func (q *queries) TakeCeremony(ctx context.Context, kind, challenge string, now int64) (store.Ceremony, error) {
 	c := store.Ceremony{Kind: kind, Challenge: challenge}
