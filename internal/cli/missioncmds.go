@@ -51,7 +51,16 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 			if f.network != "" && f.network != "none" && f.network != "open" {
 				return usage("--network must be none or open")
 			}
-			req := mission.CreateRequest{Objective: args[0], Criteria: f.criteria, ProjectID: f.project, Workspace: f.workspace,
+			projectID := f.project
+			if projectID != "" {
+				// aos project ls shows short ids: accept a unique prefix.
+				p, err := resolveProject(ctx, c, projectID)
+				if err != nil {
+					return err
+				}
+				projectID = p.ID
+			}
+			req := mission.CreateRequest{Objective: args[0], Criteria: f.criteria, ProjectID: projectID, Workspace: f.workspace,
 				Model: f.model, Effort: f.effort, Network: f.network}
 			fl := cmd.Flags()
 			if fl.Changed("budget-usd") {
@@ -80,7 +89,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.criteria, "criteria", nil, "a done criterion (repeatable)")
-	fl.StringVar(&f.project, "project", "", "the project's id")
+	fl.StringVar(&f.project, "project", "", "the project's id, or a unique prefix of it (as aos project ls shows)")
 	fl.StringVar(&f.workspace, "workspace", "", "a directory under the server's workspace root (absolute, or relative to the root)")
 	fl.StringVar(&f.model, "model", "", "model id (the server's default when empty)")
 	fl.StringVar(&f.effort, "effort", "", "low, medium, high, xhigh or max")
@@ -102,6 +111,13 @@ func (e *clientEnv) newMissionLsCmd() *cobra.Command {
 		Short: "List missions, newest first",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, _ []string) error {
+			if project != "" {
+				p, err := resolveProject(ctx, c, project)
+				if err != nil {
+					return err
+				}
+				project = p.ID
+			}
 			ms, err := c.ListMissions(ctx, client.ListMissionsOptions{Status: status, ProjectID: project, Limit: limit})
 			if err != nil {
 				return err

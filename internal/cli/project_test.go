@@ -72,8 +72,24 @@ func TestProjectCommands(t *testing.T) {
 
 		out = r.ok("project", "ls")
 		rows := strings.Split(strings.TrimSpace(out), "\n")
-		if len(rows) != 3 || !strings.HasPrefix(rows[0], "ID") || !strings.Contains(out, "Fresh") || !strings.Contains(out, app) {
-			t.Fatalf("ls:\n%s", out)
+		if len(rows) != 3 || !strings.HasPrefix(rows[0], "ID") || !strings.Contains(out, "Fresh") || !strings.Contains(out, app) ||
+			!strings.Contains(out, fresh.ID) {
+			t.Fatalf("ls (full ids, which --project takes):\n%s", out)
+		}
+		// A mission on a project named by a unique prefix of its id; the
+		// mission list filters by a prefix too.
+		var m mission.Mission
+		r.okJSON(&m, "mission", "create", "on a project", "--project", fresh.ID[:8], "--model", "claude-opus-5-5")
+		if m.ProjectID != fresh.ID {
+			t.Fatalf("mission project %q, want %q", m.ProjectID, fresh.ID)
+		}
+		var ms []mission.Mission
+		r.okJSON(&ms, "mission", "ls", "--project", fresh.ID[:8])
+		if len(ms) != 1 || ms[0].ID != m.ID {
+			t.Fatalf("mission ls --project prefix: %+v", ms)
+		}
+		if _, errOut, code := r.aos("mission", "create", "x", "--project", "prj_nope"); code != exitNotFound {
+			t.Fatalf("unknown project prefix: exit %d %s", code, errOut)
 		}
 		var ps []mission.Project
 		r.okJSON(&ps, "project", "ls")

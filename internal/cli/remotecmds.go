@@ -87,7 +87,7 @@ func (e *clientEnv) newProjectCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tMODE\tDIR\tCREATED")
 			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", short(p.ID), p.Name, p.Mode, orDash(p.Dir), when(p.CreatedAt))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, orDash(p.Dir), when(p.CreatedAt)) // full ids: few, short, and what --project takes
 			}
 			return tw.Flush()
 		}),
