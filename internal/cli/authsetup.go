@@ -50,7 +50,7 @@ func printSetupToken(ctx context.Context, out io.Writer, a *auth.Service, who, s
 		return err
 	}
 	fmt.Fprintf(out, "\nFirst run: create the owner account from a terminal: aos setup --server %s\n", serverURL)
-	fmt.Fprintf(out, "  (or in a browser at %s/; API: POST %s/auth/setup/begin)\n", a.PublicOrigin(), api.Prefix)
+	fmt.Fprintf(out, "  (or over the API: POST %s/auth/setup/begin, then /auth/setup/complete)\n", api.Prefix)
 	fmt.Fprintf(out, "  setup token: %s\n  (valid until %s; a new run of the server issues a new one)\n\n", tok, exp.UTC().Format(time.RFC3339))
 	return nil
 }
