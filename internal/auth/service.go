@@ -49,6 +49,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Session lifetimes unless Options say otherwise.
+const (
+	// DefaultIdleTimeout ends a session unused this long.
+	DefaultIdleTimeout = 24 * time.Hour
+	// DefaultAbsoluteTimeout ends a session this long after login.
+	DefaultAbsoluteTimeout = 14 * 24 * time.Hour
+)
+
 // Service applies the owner-security rules over a store. It is safe for
 // concurrent use.
 type Service struct {
@@ -65,10 +73,10 @@ type Service struct {
 // New returns a service over st.
 func New(st store.Store, opts Options) (*Service, error) {
 	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = 24 * time.Hour
+		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	if opts.AbsoluteTimeout <= 0 {
-		opts.AbsoluteTimeout = 14 * 24 * time.Hour
+		opts.AbsoluteTimeout = DefaultAbsoluteTimeout
 	}
 	if opts.SetupTTL <= 0 {
 		opts.SetupTTL = 24 * time.Hour

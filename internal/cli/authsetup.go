@@ -29,7 +29,45 @@ func newAuth(cfg config.Config, st store.Store, log *slog.Logger, origin string)
 	if err != nil {
 		return nil, err
 	}
-	return auth.New(st, auth.Options{PublicOrigin: origin, Key: key, Logger: log})
+	idle, abs, err := sessionTimeouts(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return auth.New(st, auth.Options{PublicOrigin: origin, Key: key, Logger: log, IdleTimeout: idle, AbsoluteTimeout: abs})
+}
+
+// sessionTimeouts reads AOS_SESSION_IDLE and AOS_SESSION_MAX (Go
+// durations such as 8h or 336h; unset keeps auth's defaults, 24 h and 14
+// days). Each must be at least 5 minutes, and idle at most max.
+func sessionTimeouts(getenv func(string) string) (idle, abs time.Duration, err error) {
+	read := func(name string) (time.Duration, error) {
+		v := getenv(name)
+		if v == "" {
+			return 0, nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 5*time.Minute {
+			return 0, &config.Error{Var: name, Msg: "must be a duration of at least 5m, such as 8h"}
+		}
+		return d, nil
+	}
+	if idle, err = read("AOS_SESSION_IDLE"); err != nil {
+		return 0, 0, err
+	}
+	if abs, err = read("AOS_SESSION_MAX"); err != nil {
+		return 0, 0, err
+	}
+	effIdle, effAbs := idle, abs
+	if effIdle == 0 {
+		effIdle = auth.DefaultIdleTimeout
+	}
+	if effAbs == 0 {
+		effAbs = auth.DefaultAbsoluteTimeout
+	}
+	if effIdle > effAbs {
+		return 0, 0, &config.Error{Var: "AOS_SESSION_IDLE", Msg: "must not exceed AOS_SESSION_MAX (" + effAbs.String() + ")"}
+	}
+	return idle, abs, nil
 }
 
 // printSetupToken tells the owner's terminal (out, never the logs) how to
