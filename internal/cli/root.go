@@ -63,6 +63,7 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		e.newProjectCmd(),
 		e.newPolicyCmd(),
 		e.newSpendCmd(),
+		e.newInboxCmd(),
 		e.newModelsCmd(),
 		e.newStatusCmd(),
 	)
