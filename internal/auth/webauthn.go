@@ -20,9 +20,13 @@ import (
 // ceremonyTTL bounds a WebAuthn ceremony, begin to finish.
 const ceremonyTTL = 5 * time.Minute
 
-// maxCeremonies bounds the live ceremonies of each kind: login begin is
-// anonymous, so without a bound anyone could grow the table.
+// maxCeremonies bounds the live registration ceremonies (each needs a
+// fresh owner session; login begin stores nothing).
 const maxCeremonies = 64
+
+// maxUsedChallenges bounds the records of used login challenges; only a
+// verified passkey login writes one, and they expire with their challenge.
+const maxUsedChallenges = 100_000
 
 // ReauthWindow is how recent a session's login must be for it to add a
 // passkey: a stolen session cookie must not be able to plant a credential
@@ -238,8 +242,8 @@ func (s *Service) DeletePasskey(ctx context.Context, ses Session, id string) err
 
 // BeginPasskeyLogin starts a passkey login; it returns the assertion
 // options for navigator.credentials.get. It is anonymous, so it is
-// throttled per IP (ThrottlePolicy.BeginFree) and the live login
-// ceremonies are capped (64); past either it answers ErrThrottled.
+// throttled per IP (ThrottlePolicy.BeginFree; past it, ErrThrottled) and
+// stores nothing: its challenge is signed and dated (challenge.go).
 func (s *Service) BeginPasskeyLogin(ctx context.Context, ip netip.Addr) (*protocol.CredentialAssertion, error) {
 	wa, err := s.webauthn()
 	if err != nil {
@@ -255,12 +259,13 @@ func (s *Service) BeginPasskeyLogin(ctx context.Context, ip netip.Addr) (*protoc
 	if len(u.creds) == 0 {
 		return nil, conflict("no passkey is registered")
 	}
-	ca, sd, err := wa.BeginLogin(u, webauthn.WithUserVerification(protocol.VerificationRequired))
+	ch, err := s.newLoginChallenge(s.now())
+	if err != nil {
+		return nil, err
+	}
+	ca, _, err := wa.BeginLogin(u, webauthn.WithUserVerification(protocol.VerificationRequired), webauthn.WithChallenge(ch))
 	if err != nil {
 		return nil, fault("begin login", err)
-	}
-	if err := s.saveCeremony(ctx, "login", sd); err != nil {
-		return nil, err
 	}
 	return ca, nil
 }
@@ -288,18 +293,26 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, ip netip.Addr, body []
 	if err != nil {
 		return fail("the assertion is malformed")
 	}
-	sd, err := s.takeCeremony(ctx, "login", parsed.Response.CollectedClientData.Challenge)
-	if errors.Is(err, ErrUnauthorized) {
+	chText := parsed.Response.CollectedClientData.Challenge
+	ch, err := base64.RawURLEncoding.DecodeString(chText)
+	if err != nil {
 		return fail("no such login ceremony, or it expired; begin again")
 	}
-	if err != nil {
-		return NewSession{}, err
+	exp, ok := s.checkLoginChallenge(ch, s.now())
+	if !ok {
+		return fail("no such login ceremony, or it expired; begin again")
 	}
 	u, _, err := s.loadOwner(ctx)
 	if err != nil {
 		return NewSession{}, err
 	}
-	cred, err := wa.ValidateLogin(u, sd, parsed)
+	// The session data begin would have stored, rebuilt for the same
+	// challenge: the owner's passkeys, user verification required.
+	_, sd, err := wa.BeginLogin(u, webauthn.WithUserVerification(protocol.VerificationRequired), webauthn.WithChallenge(ch))
+	if err != nil {
+		return NewSession{}, fault("rebuild login session", err)
+	}
+	cred, err := wa.ValidateLogin(u, *sd, parsed)
 	if err != nil {
 		return fail("the passkey did not verify")
 	}
@@ -308,6 +321,17 @@ func (s *Service) FinishPasskeyLogin(ctx context.Context, ip netip.Addr, body []
 	if cred.Authenticator.CloneWarning {
 		s.audit(ctx, "anonymous", "auth.passkey.clone_warning", base64.RawURLEncoding.EncodeToString(cred.ID), map[string]any{"ip": ip.String()})
 		return fail("the passkey did not verify")
+	}
+	// Use once: record the challenge; a second finish with it (a replayed
+	// assertion, which authenticators without a sign count cannot be told
+	// from) finds it taken.
+	now := s.now()
+	err = s.st.InsertCeremony(ctx, store.Ceremony{Challenge: chText, Kind: "login-used", Data: "{}", ExpiresAt: exp.UnixMilli()}, now.UnixMilli(), maxUsedChallenges)
+	if errors.Is(err, store.ErrConflict) {
+		return fail("this login ceremony was used already; begin again")
+	}
+	if err != nil {
+		return NewSession{}, fault("record login challenge", err)
 	}
 	b, err := json.Marshal(cred)
 	if err != nil {
