@@ -394,7 +394,7 @@ func TestHashSlots(t *testing.T) {
 // TestNames: passkey names with a control character are refused.
 func TestNames(t *testing.T) {
 	for name, ok := range map[string]bool{"laptop": true, "": true, "clé USB": true, strings.Repeat("x", 100): true,
-		strings.Repeat("x", 101): false, "a\x1b[31mred": false, "tab\there": false, "nl\n": false, "del\x7f": false, "c1\u009b": false, "bad\xff": false} {
+		strings.Repeat("x", 101): false, "a\x1b[31mred": false, "tab\there": false, "nl\n": false, "del\x7f": false, "c1\u009b": false, "rlo\u202egnp": false, "bom\ufeffx": false, "bad\xff": false} {
 		if err := checkName(name); (err == nil) != ok {
 			t.Errorf("checkName(%q) = %v, want ok %v", name, err, ok)
 		}

@@ -36,8 +36,8 @@ const ReauthWindow = 15 * time.Minute
 // checkName refuses a passkey name that is long or holds a control
 // character (which could drive the terminal that lists it).
 func checkName(name string) error {
-	if len(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return invalid("name must be at most 100 bytes of UTF-8 text without control characters")
+	if len(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, invisible) {
+		return invalid("name must be at most 100 bytes of UTF-8 text without control or format characters")
 	}
 	return nil
 }
@@ -361,3 +361,9 @@ func (s *Service) Status(ctx context.Context) (Status, error) {
 	}
 	return Status{SetupRequired: req, Passkeys: len(rows)}, nil
 }
+
+// invisible reports a rune that may not appear in a name shown in a
+// terminal: a control character (it could drive the terminal) or a format
+// character such as U+202E RIGHT-TO-LEFT OVERRIDE (it could make a name
+// read as another).
+func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }

@@ -95,7 +95,7 @@ func TestTokens(t *testing.T) {
 			}
 		}
 		// A control character could drive the terminal of aos token ls.
-		for _, bad := range []string{"a\x1b[2Jb", "tab\t", "nl\n", "nul\x00", "del\x7f", "csi\u009b", "bad\xff", strings.Repeat("x", 101)} {
+		for _, bad := range []string{"a\x1b[2Jb", "tab\t", "nl\n", "nul\x00", "del\x7f", "csi\u009b", "rlo\u202egnp.exe", "zwsp\u200b", "bad\xff", strings.Repeat("x", 101)} {
 			if _, err := svc.CreateToken(ctx, "cli:me", bad, []string{"read"}); !errors.Is(err, mission.ErrInvalidInput) {
 				t.Errorf("name %q: %v", bad, err)
 			}

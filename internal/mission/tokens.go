@@ -79,8 +79,8 @@ var secretLen = len(TokenPrefix) + base64.RawURLEncoding.EncodedLen(32)
 func (s *Service) CreateToken(ctx context.Context, actor Actor, name string, scopes []string) (NewToken, error) {
 	// A control character (ESC above all) would drive the terminal that
 	// runs aos token ls.
-	if len(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return NewToken{}, invalid("name must be at most 100 bytes of UTF-8 text without control characters")
+	if len(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, invisible) {
+		return NewToken{}, invalid("name must be at most 100 bytes of UTF-8 text without control or format characters")
 	}
 	if len(scopes) == 0 {
 		return NewToken{}, invalid("a token needs at least one scope (read, write)")
@@ -150,3 +150,9 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 	}
 	return Principal{TokenID: t.ID, Scopes: strings.Fields(t.Scopes)}, nil
 }
+
+// invisible reports a rune that may not appear in a name shown in a
+// terminal: a control character (it could drive the terminal) or a format
+// character such as U+202E RIGHT-TO-LEFT OVERRIDE (it could make a name
+// read as another).
+func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
