@@ -17,6 +17,7 @@ func (s *Server) table() []Route {
 		{Method: "POST", Pattern: "/missions", Scope: w, Req: mission.CreateRequest{}, Resp: mission.Mission{}, Status: 201, handle: s.createMission},
 		{Method: "GET", Pattern: "/missions/{id}", Scope: r, Resp: mission.Mission{}, handle: s.getMission},
 		{Method: "POST", Pattern: "/missions/{id}/cancel", Scope: w, Resp: mission.Mission{}, handle: s.cancelMission},
+		{Method: "POST", Pattern: "/missions/{id}/retry", Scope: w, Resp: mission.Mission{}, Status: 201, handle: s.retryMission},
 		{Method: "GET", Pattern: "/missions/{id}/runs", Scope: r, Resp: []mission.Run{}, handle: s.listRuns},
 		{Method: "GET", Pattern: "/runs/{id}", Scope: r, Resp: mission.Run{}, handle: s.getRun},
 		{Method: "GET", Pattern: "/runs/{id}/steps", Scope: r, Resp: []mission.Step{}, handle: s.listSteps},
@@ -98,6 +99,18 @@ func (s *Server) cancelMission(w http.ResponseWriter, r *http.Request, p mission
 		return err
 	}
 	writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+func (s *Server) retryMission(w http.ResponseWriter, r *http.Request, p mission.Principal) error {
+	if err := decodeBody(w, r, &Empty{}, true); err != nil {
+		return err
+	}
+	m, err := s.svc.RetryMission(r.Context(), p.Actor(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, m)
 	return nil
 }
 

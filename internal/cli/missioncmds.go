@@ -21,7 +21,7 @@ func (e *clientEnv) newMissionCmd() *cobra.Command {
 		Short: "Create, list, show, watch, cancel and steer missions on the server (aos login first)",
 	}
 	cmd.AddCommand(e.newMissionCreateCmd(), e.newMissionLsCmd(), e.newMissionShowCmd(), e.newMissionWatchCmd(),
-		e.newMissionCancelCmd(), e.newMissionMessageCmd())
+		e.newMissionCancelCmd(), e.newMissionRetryCmd(), e.newMissionMessageCmd())
 	return cmd
 }
 

@@ -57,6 +57,14 @@ func (c *Client) CancelMission(ctx context.Context, id string) (mission.Mission,
 	return m, err
 }
 
+// RetryMission calls POST /missions/{id}/retry: a new mission from an
+// ended one's spec.
+func (c *Client) RetryMission(ctx context.Context, id string) (mission.Mission, error) {
+	var m mission.Mission
+	_, err := c.call(ctx, http.MethodPost, "/missions/"+url.PathEscape(id)+"/retry", nil, api.Empty{}, &m, nil)
+	return m, err
+}
+
 // ListRuns calls GET /missions/{id}/runs.
 func (c *Client) ListRuns(ctx context.Context, missionID string) ([]mission.Run, error) {
 	var rs []mission.Run

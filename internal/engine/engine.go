@@ -277,7 +277,7 @@ func (l *loop) turnOnce() (res kernel.Result, done bool, err error) {
 	}
 	if f := mr.Failure; f != nil {
 		if f.MissingKey != "" {
-			return l.end(kernel.StatusBlocked, "No API key for the model's provider: set "+f.MissingKey+" in the worker's environment (restart it), then create the mission again.", nil, nil)
+			return l.end(kernel.StatusBlocked, "No API key for the model's provider: set "+f.MissingKey+" in the worker's environment (restart it), then retry the mission (aos mission retry ID).", nil, nil)
 		}
 		return l.end(kernel.StatusBlocked, "The model call failed: "+f.Message, nil, nil)
 	}
