@@ -27,6 +27,7 @@ func (s *Server) authRoutes() []Route {
 		{Method: "GET", Pattern: "/tokens", Scope: o, Resp: []mission.Token{}, handle: s.listTokens},
 		{Method: "POST", Pattern: "/tokens", Scope: o, Req: CreateTokenRequest{}, Resp: mission.NewToken{}, Status: 201, handle: s.createToken},
 		{Method: "DELETE", Pattern: "/tokens/{id}", Scope: o, Status: 204, handle: s.revokeToken},
+		{Method: "DELETE", Pattern: "/tokens/current", Scope: mission.ScopeRead, Status: 204, handle: s.revokeCurrentToken},
 	}
 }
 
@@ -327,6 +328,20 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, p mission.P
 		return err
 	}
 	writeJSON(w, http.StatusCreated, t)
+	return nil
+}
+
+// revokeCurrentToken revokes the API token the request carries, so a client
+// can end its own credential (aos logout); any token may, whatever its
+// scopes. A session logs out with POST /auth/logout instead.
+func (s *Server) revokeCurrentToken(w http.ResponseWriter, r *http.Request, p mission.Principal) error {
+	if p.TokenID == "" {
+		return &mission.Error{Code: mission.CodeInvalidInput, Msg: "this request carries no API token (a session logs out with POST /auth/logout)"}
+	}
+	if err := s.svc.RevokeToken(r.Context(), p.Actor(), p.TokenID); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 

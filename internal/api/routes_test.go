@@ -65,13 +65,25 @@ func TestEveryRouteNeedsToken(t *testing.T) {
 				t.Errorf("%s %s with %s token: %d %s, want 401", rt.Method, rt.Pattern, name, status, body)
 			}
 		}
-		// The write scope is required for mutations.
-		if rt.Method != "GET" {
+		// The write scope is required for mutations, except that any token
+		// may revoke itself (checked below with a token of its own).
+		if rt.Method != "GET" && rt.Pattern != "/tokens/current" {
 			status, _ := b.do(rt.Method, path, "{}", b.read)
 			if status != http.StatusForbidden {
 				t.Errorf("%s %s with a read token: %d, want 403", rt.Method, rt.Pattern, status)
 			}
 		}
+	}
+	// Any token may revoke itself, a read token too; then it is refused.
+	self, err := b.svc.CreateToken(context.Background(), "test", "self", []string{mission.ScopeRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body := b.do("DELETE", "/tokens/current", nil, self.Secret); status != http.StatusNoContent {
+		t.Errorf("DELETE /tokens/current with its own read token: %d %s", status, body)
+	}
+	if status, _ := b.do("GET", "/missions", nil, self.Secret); status != http.StatusUnauthorized {
+		t.Errorf("a self-revoked token still works: %d", status)
 	}
 	if public != len(publicRoutes) {
 		t.Errorf("%d public routes, want %d", public, len(publicRoutes))

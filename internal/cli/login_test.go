@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -91,8 +92,11 @@ func TestLoginTokenStdin(t *testing.T) {
 	delete(r.env, "AOS_TOKEN")
 
 	out = r.ok("logout")
-	if !strings.Contains(out, "not revoked") {
+	if !strings.Contains(out, "the token is revoked on the server") {
 		t.Fatalf("logout:\n%s", out)
+	}
+	if _, err := r.svc.Authenticate(context.Background(), r.token); err == nil {
+		t.Fatal("the token still works after aos logout")
 	}
 	if _, err := os.Stat(credPath); !os.IsNotExist(err) {
 		t.Fatalf("logout left the file: %v", err)
@@ -102,5 +106,18 @@ func TestLoginTokenStdin(t *testing.T) {
 	}
 	if _, _, code := r.aos("status"); code != exitAuth {
 		t.Fatalf("status after logout: exit %d", code)
+	}
+	// A server that cannot be reached: the credentials go anyway, and aos
+	// says the token is still to be revoked.
+	stale, _ := json.Marshal(credentials{Server: dead, Token: r.read, TokenID: "tok_x"})
+	if err := os.WriteFile(credPath, stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = r.ok("logout")
+	if !strings.Contains(out, "could not be revoked") || !strings.Contains(out, "aos token revoke tok_x") || strings.Contains(out, r.read) {
+		t.Fatalf("logout with the server down:\n%s", out)
+	}
+	if _, err := os.Stat(credPath); !os.IsNotExist(err) {
+		t.Fatalf("logout left the file: %v", err)
 	}
 }

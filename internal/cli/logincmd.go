@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -139,10 +141,11 @@ func (e *clientEnv) mintToken(ctx context.Context, errOut io.Writer, anon *clien
 func (e *clientEnv) newLogoutCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout",
-		Short: "Forget the stored server and token (the token is not revoked on the server)",
-		Long: `Delete the stored credentials. The token itself stays valid on the server:
-revoking it (DELETE /tokens/{id}) needs a console session, so revoke it
-from the console or with aos token revoke ID on the server host.`,
+		Short: "Revoke the stored token on the server and forget the credentials",
+		Long: `Revoke the stored API token on the server (DELETE /tokens/current) and
+delete the stored credentials. If the server cannot be reached, the
+credentials are deleted anyway and aos says how to revoke the token later
+(from the console, or with aos token revoke ID on the server host).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, _ := e.loadCredentials()
@@ -156,11 +159,15 @@ from the console or with aos token revoke ID on the server host.`,
 				return nil
 			}
 			fmt.Fprintf(out, "removed %s (server %s).\n", path, c.Server)
-			id := c.TokenID
-			if id == "" {
-				id = "ID"
+			if err := e.revokeStored(cmd.Context(), c); err != nil {
+				id := c.TokenID
+				if id == "" {
+					id = "ID"
+				}
+				fmt.Fprintf(out, "the token could not be revoked on the server (%v); revoke it from the console or with: aos token revoke %s (on the server host)\n", err, id)
+				return nil
 			}
-			fmt.Fprintf(out, "the token was not revoked on the server; revoke it from the console or with: aos token revoke %s (on the server host)\n", id)
+			fmt.Fprintln(out, "the token is revoked on the server.")
 			return nil
 		},
 	}
@@ -188,4 +195,23 @@ func readLine(r io.Reader) (string, error) {
 		}
 	}
 	return strings.TrimRight(string(line), "\r"), nil
+}
+
+// revokeStored asks the server to revoke the stored token. A token the
+// server no longer accepts (401) counts as revoked.
+func (e *clientEnv) revokeStored(ctx context.Context, c credentials) error {
+	if c.Server == "" || c.Token == "" {
+		return errors.New("no token was stored")
+	}
+	cl, err := client.New(c.Server, c.Token, client.Options{Transport: e.transport})
+	if err != nil {
+		return classify(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = cl.RevokeCurrentToken(ctx)
+	if ce, ok := client.AsError(err); ok && ce.Status == http.StatusUnauthorized {
+		return nil
+	}
+	return classify(err)
 }

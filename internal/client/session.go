@@ -108,6 +108,13 @@ func (c *Client) Logout(ctx context.Context, s *Session) error {
 	return err
 }
 
+// RevokeCurrentToken calls DELETE /tokens/current: the server revokes the
+// token this client sends.
+func (c *Client) RevokeCurrentToken(ctx context.Context) error {
+	_, err := c.call(ctx, http.MethodDelete, "/tokens/current", nil, nil, nil, nil)
+	return err
+}
+
 // WithToken returns a copy of c that sends token.
 func (c *Client) WithToken(token string) *Client {
 	cp := *c
