@@ -14,12 +14,12 @@ import (
 	"github.com/aos-run/aos/internal/store"
 )
 
-// publicOrigin is AOS_PUBLIC_ORIGIN, or http://<listen addr>.
+// publicOrigin is AOS_PUBLIC_ORIGIN, or <scheme>://<listen addr>.
 func publicOrigin(addr string) string {
 	if o := os.Getenv("AOS_PUBLIC_ORIGIN"); o != "" {
 		return o
 	}
-	return "http://" + addr
+	return scheme(os.Getenv) + "://" + addr
 }
 
 // newAuth returns the owner-security service over st for a server whose

@@ -70,7 +70,10 @@ func newUpCmd(version string) *cobra.Command {
 			if addr == "" {
 				addr = "127.0.0.1:8640"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at http://%s/api/v1; Ctrl-C to stop\n", version, where, addr)
+			if _, err := serverTLS(os.Getenv); err != nil {
+				return err // before starting a server child that would fail the same way
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at %s://%s/api/v1; Ctrl-C to stop\n", version, where, scheme(os.Getenv), addr)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			if err := upSetupToken(ctx, cmd.OutOrStdout(), cfg, addr); err != nil {
@@ -94,7 +97,7 @@ func upSetupToken(ctx context.Context, out io.Writer, cfg config.Config, addr st
 	if err != nil {
 		return err
 	}
-	return printSetupToken(ctx, out, a, "cli:up", "http://"+addr)
+	return printSetupToken(ctx, out, a, "cli:up", scheme(os.Getenv)+"://"+addr)
 }
 
 // runWorker runs a worker until SIGINT/SIGTERM.

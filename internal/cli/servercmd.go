@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -64,14 +65,27 @@ func NewServerCmd(version string) *cobra.Command {
 				_ = ln.Close()
 				return err
 			}
+			tlsCfg, err := serverTLS(os.Getenv)
+			if err != nil {
+				_ = ln.Close()
+				return err
+			}
+			sch := "http"
+			if tlsCfg != nil {
+				ln, sch = tls.NewListener(ln, tlsCfg), "https"
+			}
 			authSvc, err := newAuth(cfg, st, log, publicOrigin(ln.Addr().String()))
 			if err != nil {
 				_ = ln.Close()
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: API on http://%s%s (%s); Ctrl-C to stop\n", version, ln.Addr(), api.Prefix, st.Dialect())
+			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: API on %s://%s%s (%s); Ctrl-C to stop\n", version, sch, ln.Addr(), api.Prefix, st.Dialect())
+			if w := plainHTTPWarning(ln.Addr().String(), sch, authSvc.PublicOrigin()); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "aos server: "+w)
+				log.Warn("plain HTTP on a non-loopback address", "addr", ln.Addr().String())
+			}
 			if !noSetupToken {
-				if err := printSetupToken(ctx, cmd.OutOrStdout(), authSvc, "server", "http://"+ln.Addr().String()); err != nil {
+				if err := printSetupToken(ctx, cmd.OutOrStdout(), authSvc, "server", sch+"://"+ln.Addr().String()); err != nil {
 					_ = ln.Close()
 					return err
 				}
