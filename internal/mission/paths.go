@@ -10,6 +10,7 @@ import (
 
 // place is a path resolved inside the workspace root.
 type place struct {
+	root   string // the workspace root, resolved
 	abs    string // absolute, symbolic links of its existing part resolved
 	rel    string // relative to the (resolved) root, never "." or ".."
 	exists bool
@@ -76,7 +77,7 @@ func (s *Service) resolve(p string, bad error) (place, error) {
 			return place{}, bad
 		}
 	}
-	pl := place{abs: abs, rel: rel, exists: len(rest) == 0}
+	pl := place{root: root, abs: abs, rel: rel, exists: len(rest) == 0}
 	if len(rest) > 0 {
 		pl.missing = filepath.Join(real, rest[0])
 	}

@@ -161,50 +161,88 @@ func (s *Service) pathFree(ctx context.Context, rel string) error {
 // empty; a missing one is created, exclusively, so that two requests never
 // share it. undo puts the disk back as it was.
 func (s *Service) makeDir(pl place) (undo func(), err error) {
+	// Every directory operation goes through an os.Root on the workspace
+	// root: a symbolic link swapped in after resolve (by a mission's agent
+	// writing in its own workspace, say) cannot make aos create, or on
+	// undo remove, anything outside the root.
+	r, err := os.OpenRoot(pl.root)
+	if err != nil {
+		return nil, invalid("cannot open the workspace root")
+	}
+	defer r.Close()
 	if pl.exists {
-		fi, err := os.Stat(pl.abs)
+		fi, err := r.Stat(pl.rel)
 		if err != nil || !fi.IsDir() {
 			return nil, &Error{Code: CodeConflict, Msg: "path exists and is not a directory"}
 		}
-		entries, err := os.ReadDir(pl.abs)
+		entries, err := readDirIn(r, pl.rel)
 		if err != nil {
 			return nil, fmt.Errorf("mission: read project directory: %w", err)
 		}
 		if len(entries) > 0 {
 			return nil, &Error{Code: CodeConflict, Msg: "directory exists and is not empty (use mode \"existing\" to register a repository)"}
 		}
-		return func() { emptyDir(pl.abs) }, nil
+		return func() { inRoot(pl.root, func(r *os.Root) { emptyDirIn(r, pl.rel) }) }, nil
 	}
-	parent := filepath.Dir(pl.abs)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, invalid("cannot create the project directory's parent")
+	missingRel, err := filepath.Rel(pl.root, pl.missing)
+	if err != nil {
+		return nil, invalid("cannot create the project directory")
 	}
-	removeParents := func() {
+	parent := filepath.Dir(pl.rel)
+	if parent != "." {
+		if err := r.MkdirAll(parent, 0o755); err != nil {
+			return nil, invalid("cannot create the project directory's parent")
+		}
+	}
+	removeParents := func(r *os.Root) {
 		// Remove the parents this call may have made, if still empty.
-		for d := parent; len(d) >= len(pl.missing) && d != filepath.Dir(d); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
+		for d := parent; d != "." && len(d) >= len(missingRel); d = filepath.Dir(d) {
+			if r.Remove(d) != nil {
 				return
 			}
 		}
 	}
-	if err := os.Mkdir(pl.abs, 0o755); err != nil {
-		removeParents()
+	if err := r.Mkdir(pl.rel, 0o755); err != nil {
+		removeParents(r)
 		if errors.Is(err, fs.ErrExist) {
 			return nil, &Error{Code: CodeConflict, Msg: "directory was created meanwhile"}
 		}
 		return nil, invalid("cannot create the project directory")
 	}
 	return func() {
-		_ = os.RemoveAll(pl.abs)
-		removeParents()
+		inRoot(pl.root, func(r *os.Root) {
+			_ = r.RemoveAll(pl.rel)
+			removeParents(r)
+		})
 	}, nil
 }
 
-// emptyDir removes what is inside dir, keeping dir.
-func emptyDir(dir string) {
-	entries, _ := os.ReadDir(dir)
+// inRoot runs fn on the workspace root opened as an os.Root; a root that
+// cannot be opened any more leaves nothing to undo.
+func inRoot(root string, fn func(r *os.Root)) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	fn(r)
+}
+
+// readDirIn lists dir inside r.
+func readDirIn(r *os.Root, dir string) ([]fs.DirEntry, error) {
+	f, err := r.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
+// emptyDirIn removes what is inside dir (within r), keeping dir.
+func emptyDirIn(r *os.Root, dir string) {
+	entries, _ := readDirIn(r, dir)
 	for _, e := range entries {
-		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		_ = r.RemoveAll(filepath.Join(dir, e.Name()))
 	}
 }
 
