@@ -69,8 +69,14 @@ func (c *Client) Follow(ctx context.Context, o FollowOptions) error {
 	for {
 		conn, err := c.dialEvents(ctx, cursor, o.MissionID)
 		if err == nil {
-			outageSince, backoff = time.Time{}, o.MinBackoff
-			err = c.read(ctx, conn, &cursor, o.OnEvent)
+			var frames int
+			frames, err = c.read(ctx, conn, &cursor, o.OnEvent)
+			if frames > 0 {
+				// Only a connection that delivered something ends the
+				// outage: a server that accepts and closes at once must not
+				// reset the backoff into a 100 ms loop forever.
+				outageSince, backoff = time.Time{}, o.MinBackoff
+			}
 			_ = conn.CloseNow()
 			var ce *callbackError
 			switch {
@@ -136,21 +142,23 @@ type callbackError struct{ err error }
 func (e *callbackError) Error() string { return e.err.Error() }
 func (e *callbackError) Unwrap() error { return e.err }
 
-func (c *Client) read(ctx context.Context, conn *websocket.Conn, cursor *int64, fn func(mission.Event) error) error {
-	for {
+// read delivers frames until the stream ends; it returns how many frames
+// arrived and why it ended.
+func (c *Client) read(ctx context.Context, conn *websocket.Conn, cursor *int64, fn func(mission.Event) error) (frames int, err error) {
+	for ; ; frames++ {
 		_, data, err := conn.Read(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return frames, ctx.Err()
 			}
 			if websocket.CloseStatus(err) == api.CloseAuthExpired {
-				return ErrAuthExpired
+				return frames, ErrAuthExpired
 			}
-			return &streamError{err: err}
+			return frames, &streamError{err: err}
 		}
 		var e mission.Event
 		if err := json.Unmarshal(data, &e); err != nil {
-			return &streamError{err: fmt.Errorf("decode event: %w", err)}
+			return frames, &streamError{err: fmt.Errorf("decode event: %w", err)}
 		}
 		if e.ID > 0 {
 			if e.ID <= *cursor {
@@ -170,15 +178,15 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, cursor *int64, 
 				if fn != nil {
 					_ = fn(e)
 				}
-				return ErrAuthExpired
+				return frames + 1, ErrAuthExpired
 			}
 		}
 		if fn != nil {
 			if err := fn(e); err != nil {
 				if errors.Is(err, ErrStop) {
-					return ErrStop
+					return frames + 1, ErrStop
 				}
-				return &callbackError{err: err}
+				return frames + 1, &callbackError{err: err}
 			}
 		}
 	}
