@@ -2,11 +2,16 @@ package api_test
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aos-run/aos/internal/store/storetest"
@@ -81,4 +86,48 @@ func TestClonePinsTheCheckedAddress(t *testing.T) {
 	if got := gitT(t, filepath.Join(b.root, "pinned"), "show", "HEAD:a.txt"); got != "pinned\n" {
 		t.Fatalf("cloned a.txt = %q", got)
 	}
+}
+
+// TestCloneDoesNotFollowRedirects: a clone URL whose server redirects
+// elsewhere is refused rather than followed, since the redirect's target
+// was never checked (it could be a private address) nor pinned.
+func TestCloneDoesNotFollowRedirects(t *testing.T) {
+	gs := startGitServer(t, map[string]map[string]string{"app": {"a.txt": "a\n"}})
+	var hops atomic.Int32
+	redirect := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hops.Add(1)
+		http.Redirect(w, r, gs.URL+r.URL.RequestURI(), http.StatusFound)
+	}))
+	t.Cleanup(redirect.Close)
+	ca := filepath.Join(t.TempDir(), "both.pem")
+	pems := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: redirect.Certificate().Raw}), caOf(t, gs)...)
+	if err := os.WriteFile(ca, pems, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, storetest.New(t, "sqlite"), setupOpts{gitEnv: []string{"GIT_SSL_CAINFO=" + ca}})
+	// Positive control: the same trust reaches the real server directly.
+	b.ok("POST", "/projects", map[string]any{"name": "direct", "path": "direct", "mode": "clone", "url": gs.URL + "/app.git"}, nil)
+	code, body := b.do("POST", "/projects", map[string]any{"name": "r", "path": "redirected", "mode": "clone", "url": redirect.URL + "/app.git"}, b.write)
+	if code != 502 || hops.Load() == 0 {
+		t.Fatalf("clone through a redirect: %d %s (%d requests to the redirector)", code, body, hops.Load())
+	}
+	if exists(filepath.Join(b.root, "redirected")) {
+		t.Fatal("a refused clone left its directory")
+	}
+}
+
+// caOf reads the PEM file gs's GitEnv points git at.
+func caOf(t *testing.T, gs *gitServer) []byte {
+	t.Helper()
+	for _, e := range gs.GitEnv {
+		if f, ok := strings.CutPrefix(e, "GIT_SSL_CAINFO="); ok {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+	}
+	t.Fatal("the git server has no CA file")
+	return nil
 }

@@ -32,13 +32,30 @@ func parseCloneTarget(raw string) cloneTarget {
 	return t
 }
 
+// nonPublic are special-purpose ranges IsGlobalUnicast lets through:
+// "this network", shared address space (CGNAT), IETF protocol
+// assignments, benchmarking, reserved, and the IPv6 translation prefixes
+// (NAT64, 6to4) that can carry any IPv4 address, a private one included.
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("64:ff9b:1::/48"), netip.MustParsePrefix("2002::/16"),
+}
+
 // publicAddr reports whether a is a globally routable unicast address: not
 // loopback, private (RFC 1918, ULA), link-local (cloud metadata lives at
-// 169.254.169.254), shared (100.64/10), unspecified or multicast.
+// 169.254.169.254), unspecified, multicast, nor in nonPublic.
 func publicAddr(a netip.Addr) bool {
 	a = a.Unmap()
-	return a.IsValid() && a.IsGlobalUnicast() && !a.IsPrivate() && !a.IsLoopback() && !a.IsLinkLocalUnicast() &&
-		!netip.MustParsePrefix("100.64.0.0/10").Contains(a)
+	if !a.IsValid() || !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkCloneTarget resolves the URL's host and refuses a clone that would

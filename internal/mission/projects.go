@@ -280,7 +280,7 @@ func (s *Service) gitClone(ctx context.Context, url, dir string, target cloneTar
 	ctx, cancel := context.WithTimeout(ctx, s.opts.CloneTimeout)
 	defer cancel()
 	args := append(target.pinArgs(), "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always",
-		"-c", "submodule.recurse=false", "-c", "core.hooksPath=/dev/null",
+		"-c", "submodule.recurse=false", "-c", "core.hooksPath=/dev/null", "-c", "http.followRedirects=false",
 		"clone", "--quiet", "--no-recurse-submodules", "--", url, dir)
 	out, err := s.runGit(ctx, s.gitEnv(), args...)
 	if ctx.Err() == context.DeadlineExceeded {
