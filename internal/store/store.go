@@ -16,14 +16,17 @@ type Store interface {
 	Migrate(ctx context.Context) error
 	// Dialect names the driver: "sqlite" or "postgres".
 	Dialect() string
-	// SupportsListenNotify reports whether Doorbell can wake listeners
-	// (PostgreSQL LISTEN/NOTIFY). Without it, readers poll.
+	// SupportsListenNotify reports whether notifications travel through
+	// the database server (PostgreSQL LISTEN/NOTIFY) and so reach other
+	// machines; SQLite's notifications (unix datagrams) reach only the
+	// processes of this machine, which is all that share its file.
 	SupportsListenNotify() bool
 	// Doorbell returns a channel that receives a value shortly after a
 	// notification on channel ch (ChannelEvents: a transaction inserted
 	// events; ChannelWork: a run became claimable), from this or another
-	// process. It is closed when ctx ends. Drivers without LISTEN/NOTIFY
-	// return a channel that never fires.
+	// process (SQLite: of this machine, through the datagram bus). It is
+	// closed when ctx ends. A bell only shortens waits: readers poll too, and
+	// a bell that cannot listen (a socket that cannot be bound) never rings.
 	Doorbell(ctx context.Context, ch string) (<-chan struct{}, error)
 	// Publish sends payload on channel ch, best effort, to Doorbell and
 	// Subscribe listeners of every process on this database, this one

@@ -136,9 +136,13 @@ func (s *Store) Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
 	go func() {
 		<-ctx.Done()
 		closing.Store(true)
-		_ = os.Remove(path) // first, so publishers stop finding it
-		// Wake the reader, blocked in recvfrom, with an empty datagram.
-		if w, err := dial(path); err == nil {
+		// Connect the waker while the name still exists, then remove the
+		// name (so publishers stop finding it), then wake the reader,
+		// blocked in recvfrom, with an empty datagram; the shutdown also
+		// wakes it on Linux.
+		w, werr := dial(path)
+		_ = os.Remove(path)
+		if werr == nil {
 			_ = syscall.Sendto(w, nil, syscall.MSG_DONTWAIT, nil)
 			_ = syscall.Close(w)
 		}

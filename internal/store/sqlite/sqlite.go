@@ -87,7 +87,8 @@ func (s *Store) Path() string { return s.path }
 // Dialect returns "sqlite".
 func (s *Store) Dialect() string { return "sqlite" }
 
-// SupportsListenNotify is false: readers poll the events table (the outbox).
+// SupportsListenNotify is false: notifications go by unix datagrams to
+// the processes of this machine, not through a database server.
 func (s *Store) SupportsListenNotify() bool { return false }
 
 // Doorbell rings shortly after a Publish on ch by any process on this
