@@ -120,4 +120,22 @@ func TestLoginTokenStdin(t *testing.T) {
 	if _, err := os.Stat(credPath); !os.IsNotExist(err) {
 		t.Fatalf("logout left the file: %v", err)
 	}
+	// A token piped in has no stored id: aos says how to find it. A
+	// corrupt file is removed with the same advice.
+	stale, _ = json.Marshal(credentials{Server: dead, Token: r.read})
+	if err := os.WriteFile(credPath, stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out = r.ok("logout"); !strings.Contains(out, "aos token ls to find it") {
+		t.Fatalf("logout of an id-less token with the server down:\n%s", out)
+	}
+	if err := os.WriteFile(credPath, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out = r.ok("logout"); !strings.Contains(out, "could not be read") || !strings.Contains(out, "aos token ls") {
+		t.Fatalf("logout of a corrupt file:\n%s", out)
+	}
+	if _, err := os.Stat(credPath); !os.IsNotExist(err) {
+		t.Fatalf("logout left the corrupt file: %v", err)
+	}
 }

@@ -27,8 +27,7 @@ func (e *clientEnv) newLoginCmd() *cobra.Command {
 <user config dir>/aos/credentials.json (mode 0600, directory 0700);
 AOS_SERVER and AOS_TOKEN override them.
 
-With --token-stdin, a token (from aos token create on the server host, or
-the console) is read from stdin and checked with GET /system/status before
+With --token-stdin, a token (from aos token create on the server host) is read from stdin and checked with GET /system/status before
 it is saved. Without it, on a terminal, aos asks for the owner's password
 (no echo) and TOTP code, opens a session, mints a read+write token named
 cli@<hostname> and closes the session.`,
@@ -145,10 +144,10 @@ func (e *clientEnv) newLogoutCmd() *cobra.Command {
 		Long: `Revoke the stored API token on the server (DELETE /tokens/current) and
 delete the stored credentials. If the server cannot be reached, the
 credentials are deleted anyway and aos says how to revoke the token later
-(from the console, or with aos token revoke ID on the server host).`,
+(with aos token revoke ID on the server host).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _ := e.loadCredentials()
+			c, loadErr := e.loadCredentials()
 			path, had, err := e.removeCredentials()
 			if err != nil {
 				return err
@@ -158,13 +157,17 @@ credentials are deleted anyway and aos says how to revoke the token later
 				fmt.Fprintf(out, "not logged in (no %s)\n", path)
 				return nil
 			}
+			if loadErr != nil {
+				fmt.Fprintf(out, "removed %s, which could not be read; a token in it was not revoked: find it with aos token ls and revoke it with aos token revoke ID (on the server host)\n", path)
+				return nil
+			}
 			fmt.Fprintf(out, "removed %s (server %s).\n", path, c.Server)
 			if err := e.revokeStored(cmd.Context(), c); err != nil {
-				id := c.TokenID
-				if id == "" {
-					id = "ID"
+				how := "aos token revoke " + c.TokenID
+				if c.TokenID == "" {
+					how = "aos token ls to find it and aos token revoke ID"
 				}
-				fmt.Fprintf(out, "the token could not be revoked on the server (%v); revoke it from the console or with: aos token revoke %s (on the server host)\n", err, id)
+				fmt.Fprintf(out, "the token could not be revoked on the server (%v); revoke it with %s (on the server host)\n", err, how)
 				return nil
 			}
 			fmt.Fprintln(out, "the token is revoked on the server.")
