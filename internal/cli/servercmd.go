@@ -17,6 +17,7 @@ import (
 
 	"github.com/aos-run/aos/internal/api"
 	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/worker"
@@ -63,7 +64,7 @@ func NewServerCmd(version string) *cobra.Command {
 			proxies, err := api.ParseTrustedProxies(os.Getenv("AOS_TRUSTED_PROXIES"))
 			if err != nil {
 				_ = ln.Close()
-				return err
+				return &config.Error{Var: "AOS_TRUSTED_PROXIES", Msg: err.Error()}
 			}
 			tlsCfg, err := serverTLS(os.Getenv)
 			if err != nil {

@@ -116,12 +116,12 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, in
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, c.transportError(method, path, err)
+		return nil, c.transportError(ctx, method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, c.transportError(method, path, err)
+		return nil, c.transportError(ctx, method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return resp, decodeError(method, path, resp.StatusCode, data, resp.Header)
@@ -135,8 +135,13 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, in
 }
 
 // transportError wraps a failure to reach the server. *url.Error holds the
-// URL, which holds no secret (the token travels in a header).
-func (c *Client) transportError(method, path string, err error) error {
+// URL, which holds no secret (the token travels in a header). The caller's
+// own cancellation or deadline is passed on as such: the server was not
+// unreachable, the caller stopped waiting.
+func (c *Client) transportError(ctx context.Context, method, path string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("client: %s %s: %w", method, path, ctx.Err())
+	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}

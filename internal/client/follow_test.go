@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -49,5 +50,30 @@ func TestFollowBacksOffFromAServerThatClosesAtOnce(t *testing.T) {
 	// 50+100+200+400+400… ms: about 6 dials fit in the 1 s outage.
 	if n := dials.Load(); n < 2 || n > 12 {
 		t.Fatalf("%d dials, want a backing-off handful", n)
+	}
+}
+
+// TestCallerDeadlineIsNotUnreachable: when the caller's own context ends
+// first, the error says so (exit code of an interrupted command), not that
+// the server was unreachable (exit 5).
+func TestCallerDeadlineIsNotUnreachable(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+	c, err := client.New(srv.URL, "aos_test", client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = c.Status(ctx)
+	var ue *client.UnreachableError
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) {
+		t.Fatalf("err = %v, want the caller's deadline, not unreachable", err)
 	}
 }
