@@ -24,7 +24,7 @@ import (
 )
 
 // buildAOS builds the real binary once per test run.
-func buildAOS(t *testing.T) string {
+func buildAOS(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "aos")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
@@ -39,7 +39,7 @@ type result struct {
 	out  string
 }
 
-func run(t *testing.T, bin string, env []string, args ...string) result {
+func run(t testing.TB, bin string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env

@@ -49,62 +49,56 @@ func vmRSS(pid int) (int, error) {
 	return 0, fmt.Errorf("no VmRSS for %d", pid)
 }
 
-// TestIdleRSSFigures measures the idle resident memory of `aos server` and
+// BenchmarkIdleRSS measures the idle resident memory of `aos server` and
 // `aos worker` on each driver, next to the floor of an idle Go HTTP
-// server built with the same toolchain. A measurement, not a timed test:
-// it runs only with AOS_BENCH=1 and logs its figures (goal: < 40 MiB each).
+// server built with the same toolchain; each sub-benchmark starts the
+// process once, lets it settle 5 s and reports MiB-rss (goal < 40 MiB).
 //
-//	AOS_BENCH=1 go test ./cmd/aos -run TestIdleRSSFigures -v
-func TestIdleRSSFigures(t *testing.T) {
-	if os.Getenv("AOS_BENCH") == "" {
-		t.Skip("a measurement; set AOS_BENCH=1")
-	}
-	bin := buildAOS(t)
-	floorDir := t.TempDir()
+//	AOS_TEST_POSTGRES_URL=… go test -run '^$' -bench IdleRSS ./cmd/aos
+func BenchmarkIdleRSS(b *testing.B) {
+	bin := buildAOS(b)
+	floorDir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(floorDir, "main.go"), []byte(floorProgram), 0o644); err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	floorBin := filepath.Join(floorDir, "floor")
 	build := exec.Command("go", "build", "-o", floorBin, "main.go")
 	build.Dir = floorDir
 	build.Env = append(os.Environ(), "GO111MODULE=off")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build floor: %v\n%s", err, out)
+		b.Fatalf("build floor: %v\n%s", err, out)
 	}
-	settle := 5 * time.Second
-	measure := func(t *testing.T, name string, cmd *exec.Cmd) int {
-		t.Helper()
+	measure := func(b *testing.B, cmd *exec.Cmd) {
+		b.Helper()
 		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+			b.Fatal(err)
 		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		time.Sleep(settle) // let it reach its idle state; this is a measurement, not an assertion
+		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		time.Sleep(5 * time.Second) // let it reach its idle state: this is a measurement
 		kb, err := vmRSS(cmd.Process.Pid)
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			b.Fatal(err)
 		}
-		return kb
+		b.ReportMetric(float64(kb)/1024, "MiB-rss")
 	}
-	floor := measure(t, "floor", exec.Command(floorBin))
-	t.Logf("floor (idle Go net/http server): %.1f MiB", float64(floor)/1024)
+	b.Run("floor", func(b *testing.B) { measure(b, exec.Command(floorBin)) })
 	for _, driver := range storetest.Drivers() {
-		t.Run(driver, func(t *testing.T) {
-			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + t.TempDir(),
-				"AOS_WORKSPACE_ROOT=" + t.TempDir(), "AOS_ADDR=" + freeAddr(t), "AOS_LOG_LEVEL=warn"}
-			if driver == "postgres" {
-				db := storetest.New(t, "postgres")
-				_ = db.Store.Close()
-				env = append(env, "AOS_DATABASE_URL="+db.DSN)
-			}
-			if r := run(t, bin, env, "migrate"); r.code != 0 {
-				t.Fatalf("migrate: %s", r.out)
-			}
-			for _, role := range []string{"server", "worker"} {
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "AOS_DATA_DIR=" + b.TempDir(),
+			"AOS_WORKSPACE_ROOT=" + b.TempDir(), "AOS_ADDR=" + freeAddr(b), "AOS_LOG_LEVEL=warn"}
+		if driver == "postgres" {
+			db := storetest.New(b, "postgres")
+			_ = db.Store.Close()
+			env = append(env, "AOS_DATABASE_URL="+db.DSN)
+		}
+		if r := run(b, bin, env, "migrate"); r.code != 0 {
+			b.Fatalf("migrate: %s", r.out)
+		}
+		for _, role := range []string{"server", "worker"} {
+			b.Run(driver+"/"+role, func(b *testing.B) {
 				cmd := exec.Command(bin, role)
 				cmd.Env = env
-				kb := measure(t, role, cmd)
-				t.Logf("%s aos %s idle RSS: %.1f MiB (%.2f× the floor)", driver, role, float64(kb)/1024, float64(kb)/float64(floor))
-			}
-		})
+				measure(b, cmd)
+			})
+		}
 	}
 }
