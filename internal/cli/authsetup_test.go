@@ -36,7 +36,7 @@ func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
 			t.Error("server did not stop")
 		}
 	})
-	re := regexp.MustCompile(`http://\S+/api/v1`)
+	re := regexp.MustCompile(`https?://\S+/api/v1`)
 	deadline := time.Now().Add(10 * time.Second)
 	for re.FindString(out.String()) == "" {
 		if time.Now().After(deadline) {

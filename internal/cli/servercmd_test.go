@@ -2,14 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from the command while the
@@ -64,33 +62,7 @@ func TestServerAndTokenCommands(t *testing.T) {
 	}
 	id := regexp.MustCompile(`tok_[0-9a-f]+`).FindString(ls)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := NewServerCmd("v-test")
-	out := &syncBuffer{}
-	srv.SetOut(out)
-	srv.SetArgs(nil)
-	done := make(chan error, 1)
-	go func() { done <- srv.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("server: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("server did not stop")
-		}
-	})
-	re := regexp.MustCompile(`http://\S+/api/v1`)
-	deadline := time.Now().Add(10 * time.Second)
-	for re.FindString(out.String()) == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("server printed no URL: %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	base := re.FindString(out.String())
+	base, _ := startServer(t)
 	get := func(path, tok string) int {
 		t.Helper()
 		req, _ := http.NewRequest("GET", base+path, nil)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -114,20 +113,7 @@ func TestServerServesTLS(t *testing.T) {
 		"AOS_ADDR": "127.0.0.1:0", "AOS_SECRET_KEY": "", "AOS_PUBLIC_ORIGIN": "", "AOS_TLS_CERT": certFile, "AOS_TLS_KEY": keyFile} {
 		t.Setenv(k, v)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := NewServerCmd("v-test")
-	out := &syncBuffer{}
-	srv.SetOut(out)
-	srv.SetErr(out)
-	srv.SetArgs(nil)
-	done := make(chan error, 1)
-	go func() { done <- srv.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
+	_, out := startServer(t)
 	tokRe := regexp.MustCompile(`setup token: (aos_setup_\S+)`)
 	urlRe := regexp.MustCompile(`https://(\S+)/api/v1`)
 	for deadline := time.Now().Add(10 * time.Second); tokRe.FindString(out.String()) == ""; time.Sleep(10 * time.Millisecond) {
