@@ -280,8 +280,10 @@ func (k *Kernel) deliverRemote(p []byte) {
 		return
 	}
 	for _, e := range b.Events {
-		k.transient.publish(TransientEvent{MissionID: e.MissionID, RunID: e.RunID, Kind: e.Kind, Payload: e.Payload})
+		// Count first, so a subscriber that has an event never reads a
+		// counter that does not include it yet.
 		k.tstats.received.Add(1)
+		k.transient.publish(TransientEvent{MissionID: e.MissionID, RunID: e.RunID, Kind: e.Kind, Payload: e.Payload})
 	}
 }
 

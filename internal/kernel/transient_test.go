@@ -160,9 +160,19 @@ func TestTransientEventsCrossProcesses(t *testing.T) {
 				}
 			}
 		}
+		// The counters move after the hub delivered the events: wait for
+		// them rather than read them at once.
+		waitFor(t, 10*time.Second, "B's counters", func() (bool, string) {
+			s := x.b.TransientStats()
+			return s.Received == n+1, fmt.Sprintf("%+v", s)
+		})
 		if s := x.b.TransientStats(); s.Received != n+1 || s.DroppedSlowSubscriber != 0 {
 			t.Errorf("B's stats %+v, want %d received and no drop", s, n+1)
 		}
+		waitFor(t, 10*time.Second, "A's counters", func() (bool, string) {
+			s := x.a.TransientStats()
+			return s.Received >= 1, fmt.Sprintf("%+v", s)
+		})
 		if s := x.a.TransientStats(); s.Received != 1 || s.Batches >= n {
 			t.Errorf("A's stats %+v: want only the sentinel received, and events batched", s)
 		}
