@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,11 @@ import (
 // uptime) when it exits on its own. On ctx's end it sends SIGTERM and, after
 // grace, SIGKILL.
 func supervise(ctx context.Context, out io.Writer, name string, args []string, grace time.Duration) {
+	// The parent-death signal (childAttr) fires when the OS thread that
+	// started the child exits, not the process: keep this goroutine on one
+	// thread for as long as it supervises.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(out, "aos up: %s: cannot find the aos binary: %v\n", name, err)
@@ -25,7 +31,7 @@ func supervise(ctx context.Context, out io.Writer, name string, args []string, g
 	for ctx.Err() == nil {
 		cmd := exec.Command(exe, args...)
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches us, not the children directly
+		cmd.SysProcAttr = childAttr() // Ctrl-C reaches us, not the children directly
 		started := time.Now()
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintf(out, "aos up: %s: %v\n", name, err)
