@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,37 +168,11 @@ func (b *bundle) record(body []byte) {
 // body.
 func (b *bundle) do(method, path string, body any, token string) (int, []byte) {
 	b.t.Helper()
-	var rd io.Reader
-	switch v := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(v)
-	case []byte:
-		rd = bytes.NewReader(v)
-	default:
-		j, err := json.Marshal(v)
-		if err != nil {
-			b.t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, b.srv.URL+api.Prefix+path, rd)
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	var hdr http.Header
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		hdr = http.Header{"Authorization": {"Bearer " + token}}
 	}
-	resp, err := b.srv.Client().Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	b.record(out)
+	resp, out := b.send(method, path, body, hdr, true)
 	return resp.StatusCode, out
 }
 

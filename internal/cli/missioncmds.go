@@ -51,14 +51,9 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 			if f.network != "" && f.network != "none" && f.network != "open" {
 				return usage("--network must be none or open")
 			}
-			projectID := f.project
-			if projectID != "" {
-				// aos project ls shows short ids: accept a unique prefix.
-				p, err := resolveProject(ctx, c, projectID)
-				if err != nil {
-					return err
-				}
-				projectID = p.ID
+			projectID, err := projectIDOf(ctx, c, f.project)
+			if err != nil {
+				return err
 			}
 			req := mission.CreateRequest{Objective: args[0], Criteria: f.criteria, ProjectID: projectID, Workspace: f.workspace,
 				Model: f.model, Effort: f.effort, Network: f.network}
@@ -111,14 +106,11 @@ func (e *clientEnv) newMissionLsCmd() *cobra.Command {
 		Short: "List missions, newest first",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, _ []string) error {
-			if project != "" {
-				p, err := resolveProject(ctx, c, project)
-				if err != nil {
-					return err
-				}
-				project = p.ID
+			projectID, err := projectIDOf(ctx, c, project)
+			if err != nil {
+				return err
 			}
-			ms, err := c.ListMissions(ctx, client.ListMissionsOptions{Status: status, ProjectID: project, Limit: limit})
+			ms, err := c.ListMissions(ctx, client.ListMissionsOptions{Status: status, ProjectID: projectID, Limit: limit})
 			if err != nil {
 				return err
 			}

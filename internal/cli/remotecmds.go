@@ -142,6 +142,16 @@ func (e *clientEnv) newProjectRenameCmd() *cobra.Command {
 	return cmd
 }
 
+// projectIDOf is the full id of the project named by id or a unique prefix
+// of it (aos project ls shows ids a user may shorten); "" stays "".
+func projectIDOf(ctx context.Context, c *client.Client, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	p, err := resolveProject(ctx, c, id)
+	return p.ID, err
+}
+
 // resolveProject finds the project whose id is id or starts with it.
 func resolveProject(ctx context.Context, c *client.Client, id string) (mission.Project, error) {
 	ps, err := c.ListProjects(ctx)
