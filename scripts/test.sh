@@ -4,6 +4,7 @@
 # free loopback port and stops it at exit. Extra arguments go to `go test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
 if [ -z "${AOS_TEST_POSTGRES_URL:-}" ]; then
   dir=$(mktemp -d /tmp/aos-pg.XXXXXX)
   chmod 755 "$dir"

@@ -73,7 +73,22 @@ func newUpCmd(version string) *cobra.Command {
 			if _, err := serverTLS(os.Getenv); err != nil {
 				return err // before starting a server child that would fail the same way
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at %s://%s/api/v1; Ctrl-C to stop\n", version, where, scheme(os.Getenv), addr)
+			url := scheme(os.Getenv) + "://" + addr
+			// One aos up per data dir, checked before anything is minted or
+			// started: a second one would invalidate the live setup token.
+			lock, err := acquireUpLock(cfg.DataDir, url)
+			if err != nil {
+				return err
+			}
+			defer lock.Close()
+			if err := checkListen(addr); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(cfg.WorkspaceRoot, 0o755); err != nil {
+				return fmt.Errorf("aos up: create the workspace root %s: %w", cfg.WorkspaceRoot, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at %s/api/v1; Ctrl-C to stop\n", version, where, url)
+			fmt.Fprintf(cmd.OutOrStdout(), "projects live under %s (AOS_WORKSPACE_ROOT)\n", cfg.WorkspaceRoot)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			if err := upSetupToken(ctx, cmd.OutOrStdout(), cfg, addr); err != nil {

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// upLockName is the file in the data dir that `aos up` holds an exclusive
+// flock on while it runs: one `aos up` per data dir (seed 002's device
+// singleton). The kernel drops the lock when the process dies, kill -9
+// included, so a crashed owner never blocks the next start.
+const upLockName = "aos-up.lock"
+
+// upOwner is what the lock holder writes into the lock file so a second
+// `aos up` can say who is running.
+type upOwner struct {
+	PID int    `json:"pid"`
+	URL string `json:"url"`
+}
+
+// AlreadyRunningError is returned by a second `aos up` on a data dir that
+// another live `aos up` holds.
+type AlreadyRunningError struct {
+	URL string
+	PID int
+}
+
+// Error implements error.
+func (e *AlreadyRunningError) Error() string {
+	if e.URL == "" {
+		return fmt.Sprintf("aos is already running on this data dir (pid %d)", e.PID)
+	}
+	return fmt.Sprintf("aos is already running at %s (pid %d)", e.URL, e.PID)
+}
+
+// ExitCode is the process exit code: a refusal, not a crash.
+func (e *AlreadyRunningError) ExitCode() int { return exitFailure }
+
+// acquireUpLock takes the data dir's singleton lock for `aos up`, or returns
+// an *AlreadyRunningError naming the live holder. The returned file must stay
+// open for as long as aos up runs; closing it releases the lock. Nothing is
+// written or minted before the lock is held.
+func acquireUpLock(dataDir, url string) (*os.File, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("aos up: create data dir: %w", err)
+	}
+	path := filepath.Join(dataDir, upLockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("aos up: open %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			var o upOwner
+			b := make([]byte, 4096)
+			n, _ := f.ReadAt(b, 0)
+			_ = json.Unmarshal(b[:n], &o)
+			return nil, &AlreadyRunningError{URL: o.URL, PID: o.PID}
+		}
+		return nil, fmt.Errorf("aos up: lock %s: %w", path, err)
+	}
+	b, _ := json.Marshal(upOwner{PID: os.Getpid(), URL: url})
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt(b, 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("aos up: write %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// AddrInUseError is returned by `aos up` when its listen address is taken
+// by a program that is not an aos up on this data dir.
+type AddrInUseError struct {
+	Addr string
+	Err  error
+}
+
+// Error implements error.
+func (e *AddrInUseError) Error() string {
+	return fmt.Sprintf("cannot listen on %s (set AOS_ADDR to another address): %v", e.Addr, e.Err)
+}
+
+// ExitCode is the process exit code.
+func (e *AddrInUseError) ExitCode() int { return exitFailure }
+
+// Unwrap returns the listen error.
+func (e *AddrInUseError) Unwrap() error { return e.Err }
+
+// checkListen proves addr can be listened on before aos up mints a setup
+// token or starts children, so a taken port is one clear error instead of a
+// server child restarting forever.
+func checkListen(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
+		return &AddrInUseError{Addr: addr, Err: errors.New(strings.TrimSpace(err.Error()))}
+	}
+	return l.Close()
+}
