@@ -72,6 +72,20 @@ func (e *MissingKeyError) Error() string {
 	return fmt.Sprintf("provider %s: API key missing: set %s in the environment", e.Provider, e.EnvVar)
 }
 
+// ScriptedModelError says a scripted model ("script:NAME") was asked of a
+// provider's real API: only aos's scripted model server (`aos dev
+// model-server`) serves them, so the call is refused at once instead of
+// being retried against the real provider with a placeholder key.
+type ScriptedModelError struct {
+	Model  string
+	EnvVar string // the base-URL variable to set, e.g. ANTHROPIC_BASE_URL
+}
+
+// Error implements error.
+func (e *ScriptedModelError) Error() string {
+	return fmt.Sprintf("scripted model %q needs %s pointing at `aos dev model-server`", e.Model, e.EnvVar)
+}
+
 // ErrToolsUnsupported is returned (wrapped) by CheckModel for a model that
 // cannot call tools.
 var ErrToolsUnsupported = errors.New("model cannot call tools")

@@ -24,6 +24,9 @@ type Adapter struct {
 	prices provider.PriceBook
 	key    string
 	client sdk.Client
+	// real is set when the adapter talks to the provider's own API (no
+	// base URL configured): scripted models are refused there.
+	real bool
 }
 
 var (
@@ -45,14 +48,15 @@ func New(cfg provider.Config) *Adapter {
 	if base == "" {
 		base = cfg.Env(provider.EnvAnthropicBase)
 	}
-	if base == "" {
+	real := base == ""
+	if real {
 		base = DefaultBaseURL
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	a := &Adapter{cfg: cfg, prices: cfg.Prices(), key: cfg.Env(keyEnv)}
+	a := &Adapter{cfg: cfg, prices: cfg.Prices(), key: cfg.Env(keyEnv), real: real}
 	a.cfg.KeyEnv = keyEnv
 	a.client = sdk.NewClient(
 		option.WithoutEnvironmentDefaults(),
@@ -111,10 +115,19 @@ func (a *Adapter) ListModels(ctx context.Context) ([]provider.ModelInfo, error) 
 // (catalogue or configuration) or scripted. Every Claude model calls tools.
 func (a *Adapter) CheckModel(_ context.Context, model string) error {
 	if provider.IsScripted(model) {
-		return nil
+		return a.scriptedServed(model)
 	}
 	if _, ok := a.cfg.Model(model); !ok {
 		return fmt.Errorf("anthropic model %q: %w", model, provider.ErrUnknownModel)
+	}
+	return nil
+}
+
+// scriptedServed refuses a scripted model when the adapter would send it to
+// the provider's real API.
+func (a *Adapter) scriptedServed(model string) error {
+	if a.real {
+		return &provider.ScriptedModelError{Model: model, EnvVar: provider.EnvAnthropicBase}
 	}
 	return nil
 }

@@ -143,6 +143,11 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 // (the client's key) when a key is set; the placeholder for a scripted
 // model without a key; else a *provider.MissingKeyError.
 func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
+	if provider.IsScripted(model) {
+		if err := a.scriptedServed(model); err != nil {
+			return nil, err
+		}
+	}
 	if a.key != "" {
 		return nil, nil
 	}

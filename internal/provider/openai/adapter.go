@@ -21,6 +21,9 @@ type Adapter struct {
 	prices provider.PriceBook
 	key    string
 	client sdk.Client
+	// real is set when the adapter talks to the provider's own API (no
+	// base URL configured): scripted models are refused there.
+	real bool
 }
 
 var (
@@ -40,10 +43,11 @@ func New(cfg provider.Config) *Adapter {
 	if base == "" {
 		base = cfg.Env(provider.EnvOpenAIBase)
 	}
-	if base == "" {
+	real := base == ""
+	if real {
 		base = DefaultBaseURL
 	}
-	a := &Adapter{cfg: cfg, prices: cfg.Prices(), key: cfg.Env(cfg.KeyEnv)}
+	a := &Adapter{cfg: cfg, prices: cfg.Prices(), key: cfg.Env(cfg.KeyEnv), real: real}
 	a.client = NewClient(base, a.key, cfg.HTTPClient)
 	return a
 }
@@ -114,10 +118,19 @@ func ListLive(ctx context.Context, c sdk.Client, p provider.RetryPolicy, id prov
 // CheckModel implements provider.ModelChecker.
 func (a *Adapter) CheckModel(_ context.Context, model string) error {
 	if provider.IsScripted(model) {
-		return nil
+		return a.scriptedServed(model)
 	}
 	if _, ok := a.cfg.Model(model); !ok {
 		return fmt.Errorf("openai model %q: %w", model, provider.ErrUnknownModel)
+	}
+	return nil
+}
+
+// scriptedServed refuses a scripted model when the adapter would send it to
+// the provider's real API.
+func (a *Adapter) scriptedServed(model string) error {
+	if a.real {
+		return &provider.ScriptedModelError{Model: model, EnvVar: provider.EnvOpenAIBase}
 	}
 	return nil
 }

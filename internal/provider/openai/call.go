@@ -142,6 +142,11 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 // keyFor returns the request option that carries the key for model (see
 // the Anthropic adapter's keyFor).
 func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
+	if provider.IsScripted(model) {
+		if err := a.scriptedServed(model); err != nil {
+			return nil, err
+		}
+	}
 	if a.key != "" {
 		return nil, nil
 	}

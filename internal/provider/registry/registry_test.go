@@ -2,6 +2,8 @@ package registry_test
 
 import (
 	"errors"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aos-run/aos/internal/provider"
@@ -34,5 +36,54 @@ func TestProviderFor(t *testing.T) {
 		if got, _ := registry.ProviderFor(model); got != want {
 			t.Errorf("%s: got %q want %q", model, got, want)
 		}
+	}
+}
+
+// failTransport fails the test if any request is sent.
+type failTransport struct{ t *testing.T }
+
+func (f failTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.t.Errorf("a request was sent to %s", r.URL)
+	return nil, errors.New("no network in this test")
+}
+
+// TestScriptedModelNeedsTheScriptServer: a scripted model with no base URL
+// configured is refused at once by CheckModel and by Call, with the variable
+// to set, and nothing is sent to the real provider; with a base URL it is
+// accepted.
+func TestScriptedModelNeedsTheScriptServer(t *testing.T) {
+	for _, tc := range []struct {
+		id  provider.ID
+		env string
+	}{{provider.Anthropic, provider.EnvAnthropicBase}, {provider.OpenAI, provider.EnvOpenAIBase}} {
+		t.Run(string(tc.id), func(t *testing.T) {
+			for _, key := range []string{"", "sk-real"} {
+				a, err := registry.New(tc.id, provider.Config{HTTPClient: &http.Client{Transport: failTransport{t}},
+					Getenv: func(n string) string {
+						if strings.HasSuffix(n, "_API_KEY") {
+							return key
+						}
+						return ""
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var se *provider.ScriptedModelError
+				if err := a.(provider.ModelChecker).CheckModel(t.Context(), "script:demo"); !errors.As(err, &se) || !strings.Contains(err.Error(), tc.env) {
+					t.Errorf("key %q: CheckModel = %v, want a ScriptedModelError naming %s", key, err, tc.env)
+				}
+				_, err = a.Call(t.Context(), provider.Request{Model: "script:demo", Transcript: a.InitTranscript("hi")})
+				if !errors.As(err, &se) {
+					t.Errorf("key %q: Call = %v, want a ScriptedModelError", key, err)
+				}
+			}
+			served, err := registry.New(tc.id, provider.Config{BaseURL: "http://127.0.0.1:1", Getenv: func(string) string { return "" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := served.(provider.ModelChecker).CheckModel(t.Context(), "script:demo"); err != nil {
+				t.Errorf("with a base URL: CheckModel = %v", err)
+			}
+		})
 	}
 }
