@@ -10,13 +10,28 @@ need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v rg >/dev/null || need+=(ripgrep)
 command -v git >/dev/null || need+=(git)
+# One line per phase; a phase's own output is shown only if it fails.
+log=$(mktemp /tmp/aos-run.XXXXXX)
+trap 'rm -f "$log"' EXIT
+phase() {
+  local what=$1; shift
+  echo "$what…"
+  if ! "$@" >"$log" 2>&1; then
+    echo "aos: $what failed:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+}
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    phase "installing ${need[*]}" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"' sh "${need[@]}"
   else
     echo "aos: please install: ${need[*]} (for example: sudo apt-get install ${need[*]})" >&2
     exit 1
   fi
 fi
-go build -o bin/aos ./cmd/aos
+command -v go >/dev/null || { echo "aos: Go 1.26 is needed (expected at /usr/local/go/bin/go)" >&2; exit 1; }
+phase "building bin/aos" go build -o bin/aos ./cmd/aos
+rm -f "$log"
+trap - EXIT
 exec bin/aos demo "$@"
