@@ -393,8 +393,13 @@ func TestSettingsCommand(t *testing.T) {
 	if r := run(t, bin, env, "settings", "set", "--daily-budget-usd", "2", "--default-effort", "extreme"); r.code == 0 {
 		t.Fatalf("a bad effort was accepted: %s", r.out)
 	}
-	r := run(t, bin, env, "settings")
+	r := run(t, bin, env, "settings", "--json")
 	if r.code != 0 || !strings.Contains(r.out, `"dailyBudgetUsd": 3`) || !strings.Contains(r.out, `"defaultModel": "claude-haiku-5-5"`) {
 		t.Fatalf("settings after a refused change:\n%s", r.out)
+	}
+	r = run(t, bin, env, "settings")
+	if r.code != 0 || !strings.Contains(r.out, "daily budget:      $3.00") || !strings.Contains(r.out, "default model:     claude-haiku-5-5") ||
+		!strings.Contains(r.out, "default effort:    not set") || strings.Contains(r.out, "{") {
+		t.Fatalf("human settings:\n%s", r.out)
 	}
 }

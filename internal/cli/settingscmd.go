@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strconv"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -13,10 +16,15 @@ import (
 // newSettingsCmd returns `aos settings [set …]`: the owner's settings, on
 // the database directly (local administrator), audited like the API.
 func newSettingsCmd() *cobra.Command {
+	var asJSON bool
 	show := func(cmd *cobra.Command, st mission.Settings) error {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		if asJSON {
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(st)
+		}
+		printSettings(cmd.OutOrStdout(), st)
+		return nil
 	}
 	cmd := &cobra.Command{
 		Use:   "settings",
@@ -74,6 +82,45 @@ func newSettingsCmd() *cobra.Command {
 	set.Flags().IntVar(&turns, "default-max-turns", 0, "default turn budget of a mission created through the API")
 	set.Flags().StringVar(&model, "default-model", "", "default model of a mission created through the API")
 	set.Flags().StringVar(&effort, "default-effort", "", "default effort: low, medium, high, xhigh or max")
+	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print the settings as JSON")
 	cmd.AddCommand(set)
 	return cmd
+}
+
+// printSettings writes the settings for a person: one aligned line each,
+// "not set" where the owner has chosen nothing.
+func printSettings(w io.Writer, st mission.Settings) {
+	usd := func(v *float64, zero string) string {
+		if v == nil {
+			return "not set"
+		}
+		if *v == 0 && zero != "" {
+			return zero
+		}
+		return fmt.Sprintf("$%.2f", *v)
+	}
+	str := func(v *string) string {
+		if v == nil || *v == "" {
+			return "not set"
+		}
+		for _, r := range *v {
+			if !unicode.IsGraphic(r) {
+				return strconv.QuoteToGraphic(*v) // never a control sequence
+			}
+		}
+		return *v
+	}
+	turns := "not set"
+	if st.DefaultMaxTurns != nil {
+		turns = fmt.Sprintf("%d", *st.DefaultMaxTurns)
+	}
+	for _, row := range [][2]string{
+		{"daily budget", usd(st.DailyBudgetUSD, "no cap")},
+		{"default model", str(st.DefaultModel)},
+		{"default effort", str(st.DefaultEffort)},
+		{"default budget", usd(st.DefaultBudgetUSD, "")},
+		{"default max turns", turns},
+	} {
+		fmt.Fprintf(w, "%-18s %s\n", row[0]+":", row[1])
+	}
 }
