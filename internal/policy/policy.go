@@ -104,9 +104,10 @@ func Decide(c Call, rules []Rule) Verdict {
 	case !c.CriteriaConfirmed && c.Risk != RiskRead:
 		return Verdict{Deny, SourceHard, "done criteria are not confirmed yet: propose them with propose_criteria and wait for the owner", ""}
 	}
+	line := lazyCommands(c.Command)
 	for _, want := range []Decision{Deny, Ask, Allow} {
 		for _, r := range rules {
-			if r.Decision == want && matches(r, c) {
+			if r.Decision == want && matches(r, c, line) {
 				return Verdict{want, SourceRule, ruleReason(r), r.ID}
 			}
 		}
@@ -131,7 +132,7 @@ func ruleReason(r Rule) string {
 	return s
 }
 
-func matches(r Rule, c Call) bool {
+func matches(r Rule, c Call, line func() commands) bool {
 	if r.ProjectID != "" && r.ProjectID != c.ProjectID {
 		return false
 	}
@@ -141,7 +142,60 @@ func matches(r Rule, c Call) bool {
 	if r.CommandPrefix == "" {
 		return true
 	}
-	return HasCommandPrefix(c.Command, r.CommandPrefix)
+	if r.Decision == Allow {
+		return HasCommandPrefix(c.Command, r.CommandPrefix) && !line().unknown
+	}
+	return restricts(line(), r.CommandPrefix)
+}
+
+// lazyCommands parses command once, on first use.
+func lazyCommands(command string) func() commands {
+	var cs *commands
+	return func() commands {
+		if cs == nil {
+			v := shellCommands(command)
+			cs = &v
+		}
+		return *cs
+	}
+}
+
+// restricts reports whether a deny or ask rule for prefix covers a shell
+// line: true when ANY simple command the line runs starts with prefix (as
+// whole words, /bin/rm read as rm), or when the line cannot be known from
+// its text (it does not parse, a command word is an expansion, a shell
+// reads its script from stdin). See shellCommands for what is followed.
+func restricts(cs commands, prefix string) bool {
+	pw := strings.Fields(prefix)
+	if len(pw) == 0 {
+		return true
+	}
+	if cs.unknown {
+		return true
+	}
+	pw[0] = commandName(pw[0])
+	for _, argv := range cs.argvs {
+		if len(argv) < len(pw) {
+			continue
+		}
+		match := true
+		for i := range pw {
+			if argv[i].lit && argv[i].text != pw[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// DeniedBy reports whether a deny (or ask) rule for prefix covers command;
+// see restricts.
+func DeniedBy(command, prefix string) bool {
+	return restricts(shellCommands(command), prefix)
 }
 
 // HasCommandPrefix reports whether command starts with prefix as whole
