@@ -17,7 +17,6 @@ package policy
 
 import (
 	"strings"
-	"unicode"
 )
 
 // Decision is allow, ask or deny.
@@ -213,36 +212,4 @@ func HasCommandPrefix(command, prefix string) bool {
 		}
 	}
 	return !strings.ContainsAny(command, ";&|`$<>(){}\n\\")
-}
-
-// CommandPrefixOf is the prefix a remembered shell approval allows: the
-// first word, plus the second when the first is a tool with subcommands
-// (go, git, npm, cargo, make, …) and the second a word, for example
-// "go test" or "npm run"; "ls -la" and "echo one" give "ls" and "echo".
-func CommandPrefixOf(command string) string {
-	w := strings.Fields(command)
-	if len(w) == 0 {
-		return ""
-	}
-	if len(w) > 1 && subcommandTools[w[0]] && isWord(w[1]) {
-		return w[0] + " " + w[1]
-	}
-	return w[0]
-}
-
-// subcommandTools are commands whose second word names what they do, so a
-// remembered "go test" does not also allow "go run".
-var subcommandTools = map[string]bool{
-	"go": true, "git": true, "npm": true, "pnpm": true, "yarn": true, "npx": true, "cargo": true, "make": true,
-	"pip": true, "uv": true, "poetry": true, "bundle": true, "rake": true, "mix": true, "dotnet": true,
-	"gradle": true, "mvn": true, "docker": true, "kubectl": true, "terraform": true, "deno": true, "bun": true,
-}
-
-func isWord(s string) bool {
-	for i, r := range s {
-		if !unicode.IsLetter(r) && (i == 0 || r != '-' && r != '_') {
-			return false
-		}
-	}
-	return s != ""
 }
