@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -68,7 +67,7 @@ func localWaits(cmd *cobra.Command, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(s.out).Encode(ws)
+		return printJSON(s.out, ws)
 	}
 	if len(ws) == 0 {
 		fmt.Fprintln(s.out, "no pending waits")
