@@ -93,7 +93,7 @@ func (t *timeline) waitCreated(ctx context.Context, waitID, kind string, payload
 func (t *timeline) ask(ctx context.Context, waitID, kind string, options []string) error {
 	var res any
 	if kind == "approval" {
-		fmt.Fprint(t.s.out, "    approve? [y]es / [n]o / [a]lways for this project: ")
+		fmt.Fprint(t.s.out, "    approve? [y]es / [n]o / [a]lways for this project (or directory): ")
 		line, _ := t.in.ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":

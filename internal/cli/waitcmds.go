@@ -135,7 +135,7 @@ func (e *clientEnv) newResolveCmd(verb string) *cobra.Command {
 		cmd.Flags().StringVar(&reason, "reason", "", "a reason the agent reads")
 	}
 	if verb == "approve" {
-		cmd.Flags().BoolVar(&remember, "remember", false, "also allow such calls from now on in this project")
+		cmd.Flags().BoolVar(&remember, "remember", false, "also allow such calls from now on in this project (a mission without one: its directory)")
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resolved wait as JSON (API only)")
 	return cmd
