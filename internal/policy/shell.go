@@ -82,6 +82,12 @@ func (cs *commands) call(argv []word, redirs []*syntax.Redirect, depth int) {
 		cs.shell(args, redirs, depth)
 	case name == "eval":
 		cs.parseWords(args, depth)
+	case name == "trap":
+		if len(args) > 0 && !strings.HasPrefix(args[0].text, "-") {
+			cs.parseWords(args[:1], depth) // trap 'rm x' EXIT
+		}
+	case name == "alias" || name == "hash" || name == "enable":
+		cs.unknown = true // renames what a later command word runs
 	case name == "find":
 		for i := 0; i < len(args); i++ {
 			if a := args[i].text; a == "-exec" || a == "-execdir" || a == "-ok" || a == "-okdir" {
@@ -101,6 +107,8 @@ func (cs *commands) call(argv []word, redirs []*syntax.Redirect, depth int) {
 				cs.unknown = true
 			case split != nil:
 				cs.parseWords([]word{*split}, depth)
+			case w.joinShell:
+				cs.parseWords(rest, depth)
 			default:
 				cs.call(append([]word(nil), rest...), nil, depth+1)
 			}
@@ -186,8 +194,11 @@ type wrapper struct {
 	// positional is how many operands come before the command (timeout's
 	// duration).
 	positional int
-	// splitOpt is an option whose value is itself a shell line (env -S).
+	// splitOpt is an option whose value is itself a shell line (env -S,
+	// flock -c).
 	splitOpt string
+	// joinShell: the command's words are joined and run by sh -c (watch).
+	joinShell bool
 }
 
 // wrappers run the command that follows their own options.
@@ -208,8 +219,8 @@ var wrappers = map[string]wrapper{
 	"ionice":  {argOpts: " -c -n -p -P -u --class --classdata "},
 	"chrt":    {},
 	"taskset": {},
-	"flock":   {argOpts: " -w -E -c --timeout --conflict-exit-code "},
-	"watch":   {argOpts: " -n -d --interval "},
+	"flock":   {argOpts: " -w -E --timeout --conflict-exit-code ", positional: 1, splitOpt: " -c --command "},
+	"watch":   {argOpts: " -n -d --interval ", joinShell: true},
 	"busybox": {},
 }
 

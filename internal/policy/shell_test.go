@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestDenyMatchesAnySimpleCommand: a deny rule on a prefix covers a line
 // when any command the line runs has that prefix, and a line that cannot
@@ -56,6 +59,18 @@ func TestDenyMatchesAnySimpleCommand(t *testing.T) {
 		{`\rm x`, "rm", true},
 		{`r\m x`, "rm", true},
 		{"bash <<EOF\nrm x\nEOF", "rm", true},
+		{"cat <<EOF\n$(rm x)\nEOF", "rm", true},
+		{`echo "$(rm x)"`, "rm", true},
+		{"echo $(( $(rm x) + 1 ))", "rm", true},
+		{"time rm x", "rm", true},
+		{"! rm x", "rm", true},
+		{"case a in a) rm x;; esac", "rm", true},
+		{"trap 'rm x' EXIT", "rm", true},
+		{`watch -n 1 "rm x"`, "rm", true},
+		{"flock /tmp/l -c 'rm x'", "rm", true},
+		{"flock /tmp/l rm x", "rm", true},
+		{"alias ls=rm\nls x", "rm", true}, // aliases rename commands
+		{"stdbuf -o L rm x", "rm", true},
 		{"bash <<< 'rm x'", "rm", true},
 		{"X=rm; $X -rf /", "rm", true},     // command word not a literal
 		{"/bin/r? x", "rm", true},          // a glob
@@ -111,4 +126,28 @@ func TestRuleMatchingThroughDecide(t *testing.T) {
 			t.Errorf("Decide(%q) = %+v, want %s", tc.cmd, v, tc.want)
 		}
 	}
+}
+
+// FuzzShellCommands: any text, however hostile, is parsed without a panic
+// or a hang, and a line an allow rule matches is one plain command.
+func FuzzShellCommands(f *testing.F) {
+	for _, s := range []string{"rm -f x; true", `bash -c "bash -c 'rm x'"`, "env -S 'rm x'", "find . -exec rm {} +", "cat <<EOF\n$(rm x)\nEOF",
+		"echo 'unterminated", "timeout", "xargs -n", "sudo -u", `$'\x72m'`, "f() { rm x; }; f", "go test ./..."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		cs := shellCommands(line)
+		if !cs.unknown && len(cs.argvs) == 0 && DeniedBy(line, "rm") {
+			t.Fatalf("%q: no command, yet denied", line)
+		}
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			return
+		}
+		v := Decide(Call{Tool: "shell", Risk: RiskNetwork, Command: line, Allowed: true, CriteriaConfirmed: true},
+			[]Rule{{ID: "a", Tool: "shell", CommandPrefix: fields[0], Decision: Allow}})
+		if v.Decision == Allow && (cs.unknown || strings.ContainsAny(line, ";&|`$()\n")) {
+			t.Fatalf("%q: allowed by %q though it is not one plain command", line, fields[0])
+		}
+	})
 }
