@@ -3,10 +3,12 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
@@ -70,6 +72,16 @@ func loopCases() []loopCase {
 				ws, _ := e.db.Store.ListWaits(context.Background(), store.ListWaitsParams{RunID: rid})
 				if len(ws) != 1 {
 					t.Errorf("waits = %d, want 1 (the second echo is allowed by the remembered rule)", len(ws))
+				}
+				// The same call in a mission on another directory asks again.
+				other := filepath.Join(t.TempDir(), "other")
+				if err := demo.WriteRepo(other); err != nil {
+					t.Fatal(err)
+				}
+				rid2 := e.missionBudget(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test", Network: "open", Workspace: other},
+					kernel.Budget{USD: 0.10, Turns: 40})
+				if w := e.pendingWait(rid2); !strings.Contains(string(w.Payload), "echo one") {
+					t.Errorf("the other directory's mission waits for %s", w.Payload)
 				}
 			}},
 		{name: "bare interpreter not remembered", input: open, status: kernel.StatusPartial,
