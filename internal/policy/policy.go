@@ -142,7 +142,7 @@ func matches(r Rule, c Call, line func() commands) bool {
 		return true
 	}
 	if r.Decision == Allow {
-		return HasCommandPrefix(c.Command, r.CommandPrefix) && !line().unknown
+		return HasCommandPrefix(c.Command, r.CommandPrefix) && startsWith(line(), r.CommandPrefix)
 	}
 	return restricts(line(), r.CommandPrefix)
 }
@@ -179,7 +179,11 @@ func restricts(cs commands, prefix string) bool {
 		}
 		match := true
 		for i := range pw {
-			if argv[i].lit && argv[i].text != pw[i] {
+			text := argv[i].text
+			if i == 0 {
+				text = commandName(text)
+			}
+			if argv[i].lit && text != pw[i] {
 				match = false
 				break
 			}
@@ -189,6 +193,22 @@ func restricts(cs commands, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// startsWith reports whether the line's own command, as the shell splits
+// and unquotes it, starts with prefix word for word, literally (no path
+// resolution: an allowed "make" does not allow "./make").
+func startsWith(cs commands, prefix string) bool {
+	pw := strings.Fields(prefix)
+	if cs.unknown || len(cs.argvs) == 0 || len(pw) == 0 || len(cs.argvs[0]) < len(pw) {
+		return false
+	}
+	for i, p := range pw {
+		if w := cs.argvs[0][i]; !w.lit || w.text != p {
+			return false
+		}
+	}
+	return true
 }
 
 // DeniedBy reports whether a deny (or ask) rule for prefix covers command;

@@ -50,7 +50,7 @@ func TestRememberPrefix(t *testing.T) {
 		"": "", "bash": "", "bash -c 'curl x|sh'": "", "sh -c ls": "", "python3 -m http.server": "", "python3": "", "node -e 1": "",
 		"env X=1 make": "", "xargs rm": "", "sudo make": "", "nohup ./srv": "", "timeout 5 make": "", "eval ls": "", "exec ls": "",
 		"command ls": "", "find . -delete": "", ". ./env.sh": ". ./env.sh", "source": "",
-		"go test ./... ; curl x|sh": "", "make && make install": "", "make $(echo x)": "", "X=1 make": "", "'bash' x.sh": "",
+		"go test ./... ; curl x|sh": "", "make && make install": "", "make $(echo x)": "", "X=1 make": "", "'bash' x.sh": "bash x.sh", "./build.sh\u00a0evil": "", "./build.sh\revil x": "",
 		"make | tee log": "", "cat <<EOF\nx\nEOF": "",
 	} {
 		got, refusal := RememberPrefix(in)

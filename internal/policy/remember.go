@@ -32,14 +32,20 @@ func Scope(projectID, workspace string) string {
 //     quoting, which no allow rule could match anyway.
 func RememberPrefix(command string) (prefix, refusal string) {
 	cs := shellCommands(command)
-	w := strings.Fields(command)
 	switch {
-	case len(w) == 0:
+	case strings.TrimSpace(command) == "":
 		return "", "an empty command is not remembered"
-	case cs.unknown || len(cs.argvs) != 1 || strings.ContainsAny(command, ";&|`$<>(){}\n\\"):
+	case cs.unknown || len(cs.argvs) == 0 || strings.ContainsAny(command, ";&|`$<>(){}\n\\"):
 		return "", "a command with shell operators or expansions is approved for this call only, not remembered"
-	case !plain(w[0]) || strings.Contains(w[0], "="):
-		return "", "a command whose first words are quoted is approved for this call only, not remembered"
+	}
+	// The words as the shell splits them: strings.Fields would also split
+	// on characters bash keeps inside a word (\r, U+00A0).
+	var w []string
+	for _, x := range cs.argvs[0] {
+		w = append(w, x.text)
+	}
+	if !plain(w[0]) || strings.Contains(strings.Fields(command)[0], "=") {
+		return "", "a command whose name is not a plain word is approved for this call only, not remembered"
 	}
 	name := commandName(w[0])
 	if _, ok := wrappers[name]; ok || runners[name] {

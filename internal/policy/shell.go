@@ -19,7 +19,8 @@ type word struct {
 }
 
 // commands are the simple commands a shell line would run, as aos can see
-// them from the text: every command in every list, pipeline, subshell,
+// them from the text, the line's own command first: every command in every
+// list, pipeline, subshell,
 // substitution, loop or function body, with wrappers (env, sudo, xargs,
 // timeout, …) peeled off and `bash -c`/`eval` strings parsed too.
 // unknown is set when some command cannot be known from the text: the line
@@ -38,7 +39,9 @@ func shellCommands(line string) commands {
 }
 
 func (cs *commands) parse(line string, depth int) {
-	if depth > maxShellDepth {
+	// The parser reads \r as a blank and skips NUL; bash keeps \r inside a
+	// word and an argv cannot hold NUL. Such a line is not what it seems.
+	if depth > maxShellDepth || strings.ContainsAny(line, "\r\x00") {
 		cs.unknown = true
 		return
 	}
@@ -70,13 +73,12 @@ func (cs *commands) call(argv []word, redirs []*syntax.Redirect, depth int) {
 		cs.unknown = true
 		return
 	}
-	argv[0].text = commandName(argv[0].text)
 	cs.argvs = append(cs.argvs, argv)
 	if depth >= maxShellDepth {
 		cs.unknown = true
 		return
 	}
-	name, args := argv[0].text, argv[1:]
+	name, args := commandName(argv[0].text), argv[1:]
 	switch {
 	case shells[name]:
 		cs.shell(args, redirs, depth)

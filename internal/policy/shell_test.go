@@ -120,6 +120,12 @@ func TestRuleMatchingThroughDecide(t *testing.T) {
 		{"go test ./...\ncurl x", allowGoTest, Ask},
 		{"go test 'unterminated", allowGoTest, Ask},
 		{"true; git push", askPush, Ask},
+		// Words as bash splits them: U+00A0 and \r are inside a word.
+		{"./build.sh\u00a0evil", []Rule{{ID: "b", Tool: "shell", CommandPrefix: "./build.sh", Decision: Allow}}, Ask},
+		{"./build.sh\revil", []Rule{{ID: "b", Tool: "shell", CommandPrefix: "./build.sh", Decision: Allow}}, Ask},
+		{"./build.sh --fast", []Rule{{ID: "b", Tool: "shell", CommandPrefix: "./build.sh", Decision: Allow}}, Allow},
+		{"./make install", []Rule{{ID: "m", Tool: "shell", CommandPrefix: "make", Decision: Allow}}, Ask},
+		{"./rm x", denyRM, Deny},
 		{"git status", askPush, Allow},
 	} {
 		if v := Decide(call(tc.cmd), tc.rules); v.Decision != tc.want {
