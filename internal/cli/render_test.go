@@ -3,9 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/aos-run/aos/internal/demo"
+	"github.com/aos-run/aos/internal/store/storetest"
 )
 
 // Hostile strings a model can get printed: each would make the owner's
@@ -86,6 +91,53 @@ func assertInert(t *testing.T, s string) {
 		if r == utf8.RuneError || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f || r >= 0x200b && r <= 0x200f ||
 			r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x2028 || r == 0x2029 || r == 0xfeff {
 			t.Fatalf("output holds %U at byte %d:\n%q", r, i, s)
+		}
+	}
+}
+
+// hostileWatchScript writes escape sequences into the model's text, a
+// file read back as tool output, and the finish summary.
+const hostileWatchScript = `name: test
+turns:
+  - thinking: "plan \e]52;c;Y3VybCBldmlsfHNo\a"
+    text: "hello \e[2J\e[H \u009b2J ls \u202e hs.live"
+    tool_calls: [{name: write_file, input: {path: notes.txt, content: "file \e]52;c;eA==\a\e[2J\u009b31m \u202e red\n"}}]
+  - tool_calls: [{name: read_file, input: {path: notes.txt}}]
+  - expect: [{last_tool_result_contains: "file"}]
+    tool_calls: [{name: finish, input: {status: partial, summary: "done \e[2J\e]52;c;eA==\a \u202e", evidence: [], openQuestions: []}}]
+`
+
+// TestWatchEscapesHostileText: aos mission watch, over the API and the
+// WebSocket, prints a hostile model's words with visible escapes, and
+// --json prints no raw C1, bidi or format character either.
+func TestWatchEscapesHostileText(t *testing.T) {
+	r := setupRemote(t, storetest.New(t, "sqlite"))
+	if err := demo.WriteRepo(filepath.Join(r.root, "repo")); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, r, hostileWatchScript)
+	out, errOut, code := r.aos("mission", "create", "x", "--workspace", "repo", "--criteria", "c", "--model", "script:test",
+		"--budget-usd", "0.1", "--max-turns", "10", "--watch")
+	if code != exitPartial {
+		t.Fatalf("watch: exit %d\n%s\n%s", code, out, errOut)
+	}
+	assertInert(t, out+errOut)
+	for _, want := range []string{`(thinking) plan \x1b]52;c;Y3VybCBldmlsfHNo\x07`, `hello \x1b[2J\x1b[H \u009b2J ls \u202e hs.live`,
+		`1	file \x1b]52;c;eA==\x07\x1b[2J\u009b31m \u202e red`, `■ partial — done \x1b[2J\x1b]52;c;eA==\x07 \u202e`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("watch output lacks %s:\n%s", want, out)
+		}
+	}
+
+	id := regexp.MustCompile(`mission ([0-9a-f-]{36}) created`).FindStringSubmatch(out)[1]
+	js, errOut, code := r.aos("mission", "watch", id, "--json")
+	if code != exitPartial || !strings.Contains(js, `\u202e`) || !strings.Contains(js, `\u009b`) {
+		t.Fatalf("watch --json: exit %d\n%s\n%s", code, js, errOut)
+	}
+	assertInert(t, js)
+	for _, line := range strings.Split(strings.TrimSpace(js), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("watch --json printed a line that is not JSON: %s", line)
 		}
 	}
 }
