@@ -15,6 +15,7 @@ require (
 	golang.org/x/crypto v0.57.0
 	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.62.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

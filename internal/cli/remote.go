@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/client"
+	"github.com/aos-run/aos/internal/termtext"
 )
 
 // Exit codes of the API client commands (docs/CLI.md). aos run keeps its
@@ -161,11 +162,16 @@ func (e *clientEnv) remoteRunE(fn func(ctx context.Context, cmd *cobra.Command, 
 	}
 }
 
-// printJSON writes v as one indented JSON document.
+// printJSON prints v as indented JSON. encoding/json escapes C0 controls
+// and U+2028/2029; termtext.JSON escapes the C1, bidi and format
+// characters it leaves raw, so the output is safe on a terminal too.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termtext.JSON(b), '\n'))
+	return err
 }
 
 // money formats dollars as $0.0000.

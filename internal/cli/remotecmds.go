@@ -12,6 +12,7 @@ import (
 
 	"github.com/aos-run/aos/internal/client"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/termtext"
 )
 
 // printWaits prints waits as aligned rows.
@@ -58,7 +59,7 @@ func (e *clientEnv) newProjectCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), p)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "project %s added: %s (%s, %s)\n", p.ID, p.Name, p.Mode, orDash(p.Dir))
+			fmt.Fprintf(cmd.OutOrStdout(), "project %s added: %s (%s, %s)\n", p.ID, termtext.Line(p.Name), p.Mode, termtext.Line(orDash(p.Dir)))
 			return nil
 		}),
 	}
@@ -87,7 +88,7 @@ func (e *clientEnv) newProjectCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tMODE\tDIR\tCREATED")
 			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, orDash(p.Dir), when(p.CreatedAt)) // full ids: few, short, and what --project takes
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, termtext.Line(p.Name), p.Mode, termtext.Line(orDash(p.Dir)), when(p.CreatedAt)) // full ids: few, short, and what --project takes
 			}
 			return tw.Flush()
 		}),
@@ -110,7 +111,7 @@ func (e *clientEnv) newProjectRmCmd() *cobra.Command {
 			if err := c.DeleteProject(ctx, p.ID); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "project %s (%s) unregistered; its directory %s was left as it is\n", p.ID, p.Name, orDash(p.Dir))
+			fmt.Fprintf(cmd.OutOrStdout(), "project %s (%s) unregistered; its directory %s was left as it is\n", p.ID, termtext.Line(p.Name), termtext.Line(orDash(p.Dir)))
 			return nil
 		}),
 	}
@@ -134,7 +135,7 @@ func (e *clientEnv) newProjectRenameCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), p)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "project %s renamed to %s\n", p.ID, p.Name)
+			fmt.Fprintf(cmd.OutOrStdout(), "project %s renamed to %s\n", p.ID, termtext.Line(p.Name))
 			return nil
 		}),
 	}
@@ -199,7 +200,7 @@ func (e *clientEnv) newPolicyCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tDECISION\tTOOL\tCOMMAND PREFIX\tPROJECT\tNOTE")
 			for _, r := range rs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Decision, r.Tool, orDash(r.CommandPrefix), orDash(r.ProjectID), oneLine(r.Note, 60))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Decision, r.Tool, termtext.Line(orDash(r.CommandPrefix)), termtext.Line(orDash(r.ProjectID)), oneLine(r.Note, 60))
 			}
 			return tw.Flush()
 		}),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/termtext"
 )
 
 // eventPrinter renders timeline events as terminal lines. The local
@@ -31,7 +32,9 @@ func (p *eventPrinter) printf(format string, a ...any) {
 		fmt.Fprintln(p.out)
 		p.midLine = false
 	}
-	fmt.Fprintf(p.out, format, a...)
+	// Every line an eventPrinter prints goes through termtext: the text
+	// is the model's, the tools' or the server's, and is never interpreted.
+	_, _ = io.WriteString(p.out, termtext.Block(fmt.Sprintf(format, a...)))
 }
 
 // payloadOf decodes an event payload's top-level fields.
@@ -75,7 +78,10 @@ func (p *eventPrinter) render(missionID, kind string, payload []byte) bool {
 		p.printf("  ✗ step %s failed: %s\n", str(m, "name"), oneLine(string(m["error"]), 200))
 	case "policy.decision":
 		if d := str(m, "decision"); d != "allow" || str(m, "source") != "default" {
-			p.printf("  ⚖ %s %s (%s: %s)\n", d, str(m, "tool"), str(m, "source"), str(m, "reason"))
+			p.printf("  ⚖ %s %s (%s: %s)\n", termtext.Line(d), termtext.Line(str(m, "tool")), termtext.Line(str(m, "source")), termtext.Line(str(m, "reason")))
+			if why := str(m, "notRemembered"); why != "" {
+				p.printf("    not remembered: %s\n", termtext.Line(why))
+			}
 		}
 	case "run.usage":
 		var u struct {
@@ -84,11 +90,11 @@ func (p *eventPrinter) render(missionID, kind string, payload []byte) bool {
 		_ = json.Unmarshal(payload, &u)
 		p.printf("  $ %.4f spent · %d turns\n", u.Usage.CostUSD, u.Usage.Turns)
 	case "system.notice":
-		p.printf("  ℹ %s\n", str(m, "message"))
+		p.printf("  ℹ %s\n", oneLine(str(m, "message"), 500))
 	case "owner.message":
 		p.printf("  ✉ owner: %s\n", oneLine(str(m, "text"), 200))
 	case "wait.resolved":
-		p.printf("  ✓ wait %s %s\n", short(str(m, "waitId")), str(m, "status"))
+		p.printf("  ✓ wait %s %s\n", termtext.Line(short(str(m, "waitId"))), termtext.Line(str(m, "status")))
 	case "model.delta":
 		p.delta(m)
 	default:
@@ -109,7 +115,7 @@ func (p *eventPrinter) delta(m map[string]json.RawMessage) {
 	if !p.midLine {
 		fmt.Fprint(p.out, "  ")
 	}
-	fmt.Fprint(p.out, strings.ReplaceAll(text, "\n", "\n  "))
+	_, _ = io.WriteString(p.out, termtext.Block(strings.ReplaceAll(text, "\n", "\n  ")))
 	p.midLine, p.streamed = true, true
 }
 
@@ -178,23 +184,40 @@ func (p *eventPrinter) printWait(waitID, kind string, payload json.RawMessage, c
 	var w waitPayload
 	_ = json.Unmarshal(payload, &w)
 	if kind == "approval" {
-		p.printf("  ? approval needed: %s — %s\n    %s\n", w.Title, w.Reason, oneLine(w.Detail, 300))
+		p.approval(w)
 		if w.Diff != "" {
 			p.printf("      %s\n", fold(w.Diff, 20, "      "))
 		}
 	} else {
 		p.printf("  ? question: %s\n", indentBy(w.Text, "    "))
 		for i, o := range w.Options {
-			p.printf("      %d. %s\n", i+1, o)
+			p.printf("      %d. %s\n", i+1, termtext.Line(o))
 		}
 	}
 	if commands {
 		p.printf("    waiting for the owner. Resolve it from another terminal:\n")
 		if kind == "approval" {
-			p.printf("      aos approve %s [--remember]\n      aos deny %s [--reason TEXT]\n", waitID, waitID)
+			p.printf("      aos approve %s [--remember]\n      aos deny %s [--reason TEXT]\n", termtext.Line(waitID), termtext.Line(waitID))
 		} else {
-			p.printf("      aos answer %s \"TEXT\"\n", waitID)
+			p.printf("      aos answer %s \"TEXT\"\n", termtext.Line(waitID))
 		}
 	}
 	return w
+}
+
+// approval prints what the owner is asked to approve: the tool's exact
+// detail (for the shell, the exact command), in full, with control
+// characters and escape sequences visibly escaped, and a warning when
+// there were any, since a terminal would have shown something else.
+func (p *eventPrinter) approval(w waitPayload) {
+	p.printf("  ? approval needed: %s — %s\n", termtext.Line(w.Title), termtext.Line(w.Reason))
+	label := "detail"
+	if w.Tool == "shell" {
+		label = "command"
+	}
+	p.printf("    %s (exact, in full):\n      %s\n", label, indentBy(termtext.Block(w.Detail), "      "))
+	if termtext.Controls(w.Detail) {
+		p.printf("    ⚠ WARNING: this %s holds control characters or escape sequences, shown escaped above (\\x1b …);\n"+
+			"      a terminal printing it raw would show something other than what runs.\n", label)
+	}
 }

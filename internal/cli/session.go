@@ -17,6 +17,7 @@ import (
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/termtext"
 	"github.com/aos-run/aos/internal/worker"
 )
 
@@ -147,7 +148,7 @@ func (s *session) finish(ctx context.Context, missionID string) error {
 		return err
 	}
 	if s.json {
-		fmt.Fprintf(s.out, "%s\n", m.Result)
+		fmt.Fprintf(s.out, "%s\n", termtext.JSON(m.Result))
 	}
 	if code := exitFor(m.Status); code != 0 {
 		return &exitError{code: code, msg: "mission " + missionID + " ended " + m.Status}

@@ -9,9 +9,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/termtext"
 )
 
 var errMissionEnded = errors.New("mission ended")
@@ -53,7 +55,7 @@ func (t *timeline) event(ctx context.Context, e store.Event) error {
 	case "run.completed":
 		if e.RunID == t.rootRun {
 			p := payloadOf(e.Payload)
-			t.printf("■ %s — %s\n", str(p, "status"), str(p, "summary"))
+			t.printf("■ %s — %s\n", termtext.Line(str(p, "status")), indentBy(str(p, "summary"), "  "))
 			return errMissionEnded
 		}
 		return nil
@@ -91,7 +93,7 @@ func (t *timeline) waitCreated(ctx context.Context, waitID, kind string, payload
 func (t *timeline) ask(ctx context.Context, waitID, kind string, options []string) error {
 	var res any
 	if kind == "approval" {
-		fmt.Fprint(t.s.out, "    approve? [y]es / [n]o / [a]lways for this project: ")
+		fmt.Fprint(t.s.out, "    approve? [y]es / [n]o / [a]lways for this project (or directory): ")
 		line, _ := t.in.ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
@@ -117,10 +119,17 @@ func (t *timeline) ask(ctx context.Context, waitID, kind string, options []strin
 	return err
 }
 
+// oneLine is untrusted text for one line of a terminal: whitespace runs
+// become one space, control characters and escape sequences are escaped
+// (termtext.Line), and it is cut to max bytes at a character boundary.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termtext.Line(strings.Join(strings.Fields(s), " "))
 	if len(s) > max {
-		return s[:max] + "…"
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + "…"
 	}
 	return s
 }

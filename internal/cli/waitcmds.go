@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -68,7 +67,7 @@ func localWaits(cmd *cobra.Command, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(s.out).Encode(ws)
+		return printJSON(s.out, ws)
 	}
 	if len(ws) == 0 {
 		fmt.Fprintln(s.out, "no pending waits")
@@ -136,7 +135,7 @@ func (e *clientEnv) newResolveCmd(verb string) *cobra.Command {
 		cmd.Flags().StringVar(&reason, "reason", "", "a reason the agent reads")
 	}
 	if verb == "approve" {
-		cmd.Flags().BoolVar(&remember, "remember", false, "also allow such calls from now on in this project")
+		cmd.Flags().BoolVar(&remember, "remember", false, "also allow such calls from now on in this project (a mission without one: its directory)")
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the resolved wait as JSON (API only)")
 	return cmd

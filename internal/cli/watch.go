@@ -14,6 +14,7 @@ import (
 	"github.com/aos-run/aos/internal/client"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/termtext"
 )
 
 func (e *clientEnv) newMissionWatchCmd() *cobra.Command {
@@ -97,7 +98,7 @@ func (w *watcher) event(ctx context.Context, e mission.Event) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w.out, "%s\n", b)
+		fmt.Fprintf(w.out, "%s\n", termtext.JSON(b))
 	}
 	p := payloadOf(e.Payload)
 	switch e.Kind {

@@ -143,7 +143,10 @@ func (l *loop) loadRules() ([]policy.Rule, error) {
 	}
 	res, err := l.rc.Step(kernel.StepSpec{Kind: "policy", Name: "policy_rules", Effect: kernel.EffectRead, Request: map[string]any{"projectId": l.in.ProjectID, "turn": l.turn}},
 		func(ctx context.Context, _ string) (kernel.Outcome, error) {
-			rs, err := l.d.Rules(ctx, l.in.ProjectID)
+			// The request keeps naming the project id only, so runs journaled
+			// before rules were scoped replay unchanged; the workspace is
+			// fixed for a run.
+			rs, err := l.d.Rules(ctx, l.scope())
 			if rs == nil {
 				rs = []policy.Rule{}
 			}
@@ -165,7 +168,7 @@ func (l *loop) decide(c provider.Block, t tool.Tool, rules []policy.Rule) (strin
 	net := sandbox.Network(l.in.network())
 	risk := t.Risk(c.Input, net)
 	call := policy.Call{Tool: c.Name, Risk: policy.Risk(risk), Allowed: l.allowed(c.Name), NetworkNone: net == sandbox.NetworkNone,
-		CriteriaConfirmed: l.confirmed, ProjectID: l.in.ProjectID, Protected: protectedTarget(c)}
+		CriteriaConfirmed: l.confirmed, ProjectID: l.scope(), Protected: protectedTarget(c)}
 	if c.Name == "shell" {
 		call.Command = shellCommand(c.Input)
 	}
@@ -202,21 +205,9 @@ func (l *loop) decide(c provider.Block, t tool.Tool, rules []policy.Rule) (strin
 		event["decision"], event["reason"] = policy.Allow, "approved by the owner"
 	}
 	if approved && remember {
-		rule := policy.Rule{Tool: c.Name, ProjectID: l.in.ProjectID, Decision: policy.Allow}
-		if c.Name == "shell" {
-			rule.CommandPrefix = policy.CommandPrefixOf(call.Command)
-		}
-		if _, err := l.rc.Step(kernel.StepSpec{Kind: "policy", Name: "remember_rule", Effect: kernel.EffectIdempotentWrite, Request: rule},
-			func(ctx context.Context, key string) (kernel.Outcome, error) {
-				rule.ID = "r-" + strings.ReplaceAll(key, "/", "-")
-				if l.d.AddRule == nil {
-					return kernel.Outcome{Result: rule}, nil
-				}
-				return kernel.Outcome{Result: rule}, l.d.AddRule(ctx, rule)
-			}); err != nil {
+		if err := l.remember(c.Name, call.Command, event); err != nil {
 			return "", err
 		}
-		event["remembered"], event["rule"] = true, rule
 	}
 	if err := l.rc.Emit("policy.decision", event); err != nil {
 		return "", err
@@ -228,6 +219,38 @@ func (l *loop) decide(c provider.Block, t tool.Tool, rules []policy.Rule) (strin
 		why = "the owner declined"
 	}
 	return "Denied by owner/policy: " + why, nil
+}
+
+// scope is what this mission's rules are stored and matched under: its
+// project, or its workspace directory when it has none (policy.Scope).
+func (l *loop) scope() string { return policy.Scope(l.in.ProjectID, l.in.Workspace) }
+
+// remember stores an approved call as an allow rule scoped to this
+// project or workspace. A shell command that must not become a prefix
+// rule (operators, a bare interpreter, a wrapper) is not remembered; the
+// event says why.
+func (l *loop) remember(toolName, command string, event map[string]any) error {
+	rule := policy.Rule{Tool: toolName, ProjectID: l.scope(), Decision: policy.Allow}
+	if toolName == "shell" {
+		prefix, refusal := policy.RememberPrefix(command)
+		if refusal != "" {
+			event["remembered"], event["notRemembered"] = false, refusal
+			return nil
+		}
+		rule.CommandPrefix = prefix
+	}
+	if _, err := l.rc.Step(kernel.StepSpec{Kind: "policy", Name: "remember_rule", Effect: kernel.EffectIdempotentWrite, Request: rule},
+		func(ctx context.Context, key string) (kernel.Outcome, error) {
+			rule.ID = "r-" + strings.ReplaceAll(key, "/", "-")
+			if l.d.AddRule == nil {
+				return kernel.Outcome{Result: rule}, nil
+			}
+			return kernel.Outcome{Result: rule}, l.d.AddRule(ctx, rule)
+		}); err != nil {
+		return err
+	}
+	event["remembered"], event["rule"] = true, rule
+	return nil
 }
 
 func (l *loop) allowed(name string) bool {

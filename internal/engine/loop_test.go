@@ -3,10 +3,12 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
@@ -60,13 +62,52 @@ func loopCases() []loopCase {
         tool_calls: [{name: shell, input: {command: "echo two", timeoutSec: 10}}]
       - expect: [{last_tool_result_contains: "two"}]` + finishPartial,
 			check: func(t *testing.T, e *env, rid string, r store.Run) {
-				rules, _ := e.db.Store.ListPolicyRules(context.Background(), "")
-				if len(rules) != 1 || rules[0].Tool != "shell" || rules[0].CommandPrefix != "echo" || rules[0].Decision != "allow" {
-					t.Errorf("rules = %+v, want one allow shell `echo`", rules)
+				if global, _ := e.db.Store.ListPolicyRules(context.Background(), ""); len(global) != 0 {
+					t.Errorf("global rules = %+v, want none: a mission without a project remembers for its directory", global)
+				}
+				rules, _ := e.db.Store.ListPolicyRules(context.Background(), "dir:"+e.ws)
+				if len(rules) != 1 || rules[0].Tool != "shell" || rules[0].CommandPrefix != "echo" || rules[0].Decision != "allow" || rules[0].ProjectID != "dir:"+e.ws {
+					t.Errorf("rules = %+v, want one allow shell `echo` scoped to dir:%s", rules, e.ws)
 				}
 				ws, _ := e.db.Store.ListWaits(context.Background(), store.ListWaitsParams{RunID: rid})
 				if len(ws) != 1 {
 					t.Errorf("waits = %d, want 1 (the second echo is allowed by the remembered rule)", len(ws))
+				}
+				// The same call in a mission on another directory asks again.
+				other := filepath.Join(t.TempDir(), "other")
+				if err := demo.WriteRepo(other); err != nil {
+					t.Fatal(err)
+				}
+				rid2 := e.missionBudget(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test", Network: "open", Workspace: other},
+					kernel.Budget{USD: 0.10, Turns: 40})
+				if w := e.pendingWait(rid2); !strings.Contains(string(w.Payload), "echo one") {
+					t.Errorf("the other directory's mission waits for %s", w.Payload)
+				}
+			}},
+		{name: "bare interpreter not remembered", input: open, status: kernel.StatusPartial,
+			act: func(t *testing.T, e *env, rid string) {
+				for range 2 { // the second bash -c asks again
+					answer(map[string]any{"approved": true, "remember": true})(t, e, rid)
+				}
+			}, script: `
+    turns:
+      - tool_calls: [{name: shell, input: {command: "bash -c 'echo one'", timeoutSec: 10}}]
+      - expect: [{last_tool_result_contains: "one"}]
+        tool_calls: [{name: shell, input: {command: "bash -c 'echo two'", timeoutSec: 10}}]
+      - expect: [{last_tool_result_contains: "two"}]` + finishPartial,
+			check: func(t *testing.T, e *env, rid string, r store.Run) {
+				if rules, _ := e.db.Store.ListPolicyRules(context.Background(), "dir:"+e.ws); len(rules) != 0 {
+					t.Errorf("rules = %+v, want none: bash -c is never remembered", rules)
+				}
+				evs, _ := e.db.Store.ListEvents(context.Background(), store.ListEventsParams{MissionID: r.MissionID})
+				n := 0
+				for _, ev := range evs {
+					if ev.Kind == "policy.decision" && strings.Contains(string(ev.Payload), `"notRemembered"`) {
+						n++
+					}
+				}
+				if n != 2 {
+					t.Errorf("policy.decision events saying why nothing was remembered = %d, want 2", n)
 				}
 			}},
 		{name: "question answered", act: answer(map[string]string{"answer": "blue"}), status: kernel.StatusPartial, script: `

@@ -17,7 +17,6 @@ package policy
 
 import (
 	"strings"
-	"unicode"
 )
 
 // Decision is allow, ask or deny.
@@ -104,9 +103,10 @@ func Decide(c Call, rules []Rule) Verdict {
 	case !c.CriteriaConfirmed && c.Risk != RiskRead:
 		return Verdict{Deny, SourceHard, "done criteria are not confirmed yet: propose them with propose_criteria and wait for the owner", ""}
 	}
+	line := lazyCommands(c.Command)
 	for _, want := range []Decision{Deny, Ask, Allow} {
 		for _, r := range rules {
-			if r.Decision == want && matches(r, c) {
+			if r.Decision == want && matches(r, c, line) {
 				return Verdict{want, SourceRule, ruleReason(r), r.ID}
 			}
 		}
@@ -131,7 +131,7 @@ func ruleReason(r Rule) string {
 	return s
 }
 
-func matches(r Rule, c Call) bool {
+func matches(r Rule, c Call, line func() commands) bool {
 	if r.ProjectID != "" && r.ProjectID != c.ProjectID {
 		return false
 	}
@@ -141,7 +141,80 @@ func matches(r Rule, c Call) bool {
 	if r.CommandPrefix == "" {
 		return true
 	}
-	return HasCommandPrefix(c.Command, r.CommandPrefix)
+	if r.Decision == Allow {
+		return HasCommandPrefix(c.Command, r.CommandPrefix) && startsWith(line(), r.CommandPrefix)
+	}
+	return restricts(line(), r.CommandPrefix)
+}
+
+// lazyCommands parses command once, on first use.
+func lazyCommands(command string) func() commands {
+	var cs *commands
+	return func() commands {
+		if cs == nil {
+			v := shellCommands(command)
+			cs = &v
+		}
+		return *cs
+	}
+}
+
+// restricts reports whether a deny or ask rule for prefix covers a shell
+// line: true when ANY simple command the line runs starts with prefix (as
+// whole words, /bin/rm read as rm), or when the line cannot be known from
+// its text (it does not parse, a command word is an expansion, a shell
+// reads its script from stdin). See shellCommands for what is followed.
+func restricts(cs commands, prefix string) bool {
+	pw := strings.Fields(prefix)
+	if len(pw) == 0 {
+		return true
+	}
+	if cs.unknown {
+		return true
+	}
+	pw[0] = commandName(pw[0])
+	for _, argv := range cs.argvs {
+		if len(argv) < len(pw) {
+			continue
+		}
+		match := true
+		for i := range pw {
+			text := argv[i].text
+			if i == 0 {
+				text = commandName(text)
+			}
+			if argv[i].lit && text != pw[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// startsWith reports whether the line's own command, as the shell splits
+// and unquotes it, starts with prefix word for word, literally (no path
+// resolution: an allowed "make" does not allow "./make").
+func startsWith(cs commands, prefix string) bool {
+	pw := strings.Fields(prefix)
+	if cs.unknown || len(cs.argvs) == 0 || len(pw) == 0 || len(cs.argvs[0]) < len(pw) {
+		return false
+	}
+	for i, p := range pw {
+		if w := cs.argvs[0][i]; !w.lit || w.text != p {
+			return false
+		}
+	}
+	return true
+}
+
+// DeniedBy reports whether a deny (or ask) rule for prefix covers command;
+// see restricts.
+func DeniedBy(command, prefix string) bool {
+	return restricts(shellCommands(command), prefix)
 }
 
 // HasCommandPrefix reports whether command starts with prefix as whole
@@ -159,36 +232,4 @@ func HasCommandPrefix(command, prefix string) bool {
 		}
 	}
 	return !strings.ContainsAny(command, ";&|`$<>(){}\n\\")
-}
-
-// CommandPrefixOf is the prefix a remembered shell approval allows: the
-// first word, plus the second when the first is a tool with subcommands
-// (go, git, npm, cargo, make, …) and the second a word, for example
-// "go test" or "npm run"; "ls -la" and "echo one" give "ls" and "echo".
-func CommandPrefixOf(command string) string {
-	w := strings.Fields(command)
-	if len(w) == 0 {
-		return ""
-	}
-	if len(w) > 1 && subcommandTools[w[0]] && isWord(w[1]) {
-		return w[0] + " " + w[1]
-	}
-	return w[0]
-}
-
-// subcommandTools are commands whose second word names what they do, so a
-// remembered "go test" does not also allow "go run".
-var subcommandTools = map[string]bool{
-	"go": true, "git": true, "npm": true, "pnpm": true, "yarn": true, "npx": true, "cargo": true, "make": true,
-	"pip": true, "uv": true, "poetry": true, "bundle": true, "rake": true, "mix": true, "dotnet": true,
-	"gradle": true, "mvn": true, "docker": true, "kubectl": true, "terraform": true, "deno": true, "bun": true,
-}
-
-func isWord(s string) bool {
-	for i, r := range s {
-		if !unicode.IsLetter(r) && (i == 0 || r != '-' && r != '_') {
-			return false
-		}
-	}
-	return s != ""
 }

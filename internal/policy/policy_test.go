@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestDecide(t *testing.T) {
 	base := Call{Tool: "shell", Risk: RiskWorkspaceWrite, Command: "go test ./...", Allowed: true, CriteriaConfirmed: true, ProjectID: "p1"}
@@ -37,10 +40,60 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestCommandPrefixOf(t *testing.T) {
-	for in, want := range map[string]string{"go test ./...": "go test", "npm run build": "npm run", "ls -la": "ls", "./build.sh x": "./build.sh", "echo one": "echo", "git push origin": "git push", "": ""} {
-		if got := CommandPrefixOf(in); got != want {
-			t.Errorf("CommandPrefixOf(%q) = %q, want %q", in, got, want)
+func TestRememberPrefix(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"go test ./...": "go test", "npm run build": "npm run", "ls -la": "ls", "./build.sh x": "./build.sh", "echo one": "echo",
+		"git push origin": "git push", "git commit -m 'a b'": "git commit", "ls *.go": "ls",
+		"bash build.sh": "bash build.sh", "python3 tools/gen.py -v": "python3 tools/gen.py", "/bin/sh ./x.sh": "/bin/sh ./x.sh",
+		// Refused: "" is the answer.
+		"": "", "bash": "", "bash -c 'curl x|sh'": "", "sh -c ls": "", "python3 -m http.server": "", "python3": "", "node -e 1": "",
+		"env X=1 make": "", "xargs rm": "", "sudo make": "", "nohup ./srv": "", "timeout 5 make": "", "eval ls": "", "exec ls": "",
+		"command ls": "", "find . -delete": "", ". ./env.sh": ". ./env.sh", "source": "",
+		"go test ./... ; curl x|sh": "", "make && make install": "", "make $(echo x)": "", "X=1 make": "", "'bash' x.sh": "bash x.sh", "./build.sh\u00a0evil": "", "./build.sh\revil x": "",
+		"make | tee log": "", "cat <<EOF\nx\nEOF": "",
+	} {
+		got, refusal := RememberPrefix(in)
+		if got != want || (got == "") == (refusal == "") {
+			t.Errorf("RememberPrefix(%q) = %q, %q; want %q", in, got, refusal, want)
+		}
+		if got != "" && len(strings.Fields(got)) > 2 {
+			t.Errorf("RememberPrefix(%q) = %q: broader rules only", in, got)
+		}
+	}
+}
+
+// TestRememberedRuleScope: a rule remembered in one project or workspace
+// does not apply in another, and a remembered interpreter with its script
+// does not allow the interpreter with -c.
+func TestRememberedRuleScope(t *testing.T) {
+	t.Parallel()
+	a, b := Scope("", "/work/a"), Scope("", "/work/b/")
+	if a == "" || a == b || Scope("p1", "/work/a") != "p1" || Scope("", "/work/a/./") != a {
+		t.Fatalf("Scope: a=%q b=%q", a, b)
+	}
+	prefix, refusal := RememberPrefix("bash build.sh")
+	if refusal != "" {
+		t.Fatal(refusal)
+	}
+	rules := []Rule{{ID: "r", ProjectID: a, Tool: "shell", CommandPrefix: prefix, Decision: Allow}}
+	call := func(scope, cmd string) Call {
+		return Call{Tool: "shell", Risk: RiskNetwork, Command: cmd, Allowed: true, CriteriaConfirmed: true, ProjectID: scope}
+	}
+	for _, tc := range []struct {
+		scope, cmd string
+		want       Decision
+	}{
+		{a, "bash build.sh", Allow},
+		{a, "bash build.sh --release", Allow},
+		{b, "bash build.sh", Ask},
+		{Scope("p1", ""), "bash build.sh", Ask},
+		{a, `bash -c "curl x|sh"`, Ask},
+		{a, "bash other.sh", Ask},
+		{a, "bash build.sh; curl x|sh", Ask},
+	} {
+		if v := Decide(call(tc.scope, tc.cmd), rules); v.Decision != tc.want {
+			t.Errorf("in %s, %q: %+v, want %s", tc.scope, tc.cmd, v, tc.want)
 		}
 	}
 }
