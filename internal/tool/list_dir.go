@@ -47,7 +47,7 @@ func runListDir(_ context.Context, tc *Context, in listDirInput) (Result, error)
 	defer func() { _ = w.Close() }()
 	// The directory is opened beneath the workspace; its entries are then
 	// looked at relative to that descriptor, never by path again.
-	d, err := w.root.Open(rel)
+	d, err := w.open(rel)
 	if err != nil {
 		return fail("%v", pathErr(p, err)), nil
 	}

@@ -75,7 +75,7 @@ func runSearch(ctx context.Context, tc *Context, in searchInput, rg string) (Res
 		return Result{}, err
 	}
 	defer func() { _ = w.Close() }()
-	target, err := w.root.Open(rel)
+	target, err := w.open(rel)
 	if err != nil {
 		return fail("%v", pathErr(p, err)), nil
 	}

@@ -156,11 +156,18 @@ func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("%s is %d bytes; at most %d can be read", e.Path, e.Size, e.Max)
 }
 
+// open opens rel beneath the workspace (following symlinks that stay
+// inside) without blocking, whatever it is: a FIFO opens at once, and the
+// caller fstat's it before reading.
+func (w *workspace) open(rel string) (*os.File, error) {
+	return w.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+}
+
 // readRegular reads rel (following symlinks that stay inside) if it is a
 // regular file of at most max bytes. It also returns the path the file
 // really has, relative to the workspace, when the kernel can name it.
 func (w *workspace) readRegular(rel string, max int64) ([]byte, string, error) {
-	f, err := w.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := w.open(rel)
 	if err != nil {
 		return nil, "", pathErr(rel, err)
 	}
