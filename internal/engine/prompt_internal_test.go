@@ -37,7 +37,9 @@ func TestProjectInstructionsHostile(t *testing.T) {
 			}
 			return os.WriteFile(filepath.Join(ws, "CLAUDE.md"), []byte("use tabs"), 0o644)
 		}, "use tabs"},
-		{"plain", func(ws string) error { return os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("run make test"), 0o644) }, "run make test"},
+		{"plain", func(ws string) error {
+			return os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("run make test"), 0o644)
+		}, "run make test"},
 		{"capped", func(ws string) error {
 			return os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte(strings.Repeat("a", 40<<10)), 0o644)
 		}, "[truncated at 32 KiB]"},
