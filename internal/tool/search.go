@@ -114,7 +114,10 @@ func runSearch(ctx context.Context, tc *Context, in searchInput, rg string) (Res
 func searchRipgrep(ctx context.Context, rg string, w *workspace, dir *os.File, rel string, in searchInput) ([]string, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, searchTimeout)
 	defer cancel()
-	args := []string{"--no-config", "--null", "--color=never"}
+	// --no-messages: errors opening or reading files would name what
+	// ripgrep met by path (outside, under a race); pattern errors still
+	// show.
+	args := []string{"--no-config", "--no-messages", "--null", "--color=never"}
 	if in.Mode == "content" {
 		args = append(args, "--line-number", "--no-heading", "--max-columns=300", "--max-filesize=1M", "-e", in.Query, "--", ".")
 	} else {
@@ -132,9 +135,6 @@ func searchRipgrep(ctx context.Context, rg string, w *workspace, dir *os.File, r
 		return nil, false, err
 	}
 	v := hitVerifier{w: w}
-	if in.Mode == "content" {
-		v.re, _ = regexp.Compile(in.Query)
-	}
 	var hits []string
 	truncated := false
 	sc := bufio.NewScanner(stdout)
@@ -175,7 +175,9 @@ func searchRipgrep(ctx context.Context, rg string, w *workspace, dir *os.File, r
 	werr := cmd.Wait()
 	var ee *exec.ExitError
 	if werr != nil && !truncated && !(errors.As(werr, &ee) && ee.ExitCode() == 1) {
-		return nil, false, fmt.Errorf("%s", strings.TrimSpace(stderr.String()))
+		if msg := strings.TrimSpace(stderr.String()); msg != "" || len(hits) == 0 && !errors.As(werr, &ee) {
+			return nil, false, fmt.Errorf("%s", firstNonEmpty(msg, werr.Error()))
+		}
 	}
 	return hits, truncated, nil
 }
@@ -183,8 +185,7 @@ func searchRipgrep(ctx context.Context, rg string, w *workspace, dir *os.File, r
 // hitVerifier re-reads ripgrep's hits beneath the workspace.
 type hitVerifier struct {
 	w     *workspace
-	re    *regexp.Regexp // nil when the query is not Go syntax
-	file  string         // the file lines came from
+	file  string // the file lines came from
 	lines []string
 }
 
@@ -195,7 +196,9 @@ func (v *hitVerifier) exists(name string) bool {
 }
 
 // line returns line n of name as read beneath the workspace, cut to 300
-// bytes; false when it cannot be read there or no longer matches.
+// bytes; false when it cannot be read there. The line is not matched
+// again (ripgrep's regex dialect is not Go's): if the file changed since
+// ripgrep read it, the line shown is still the workspace's own.
 func (v *hitVerifier) line(name string, n int) (string, bool) {
 	if v.file != name {
 		v.file, v.lines = name, nil
@@ -207,9 +210,6 @@ func (v *hitVerifier) line(name string, n int) (string, bool) {
 		return "", false
 	}
 	line := v.lines[n-1]
-	if v.re != nil && !v.re.MatchString(line) {
-		return "", false
-	}
 	return line[:min(len(line), 300)], true
 }
 
@@ -293,4 +293,11 @@ func searchWalk(ctx context.Context, w *workspace, rel string, in searchInput) (
 		return nil, false, err
 	}
 	return hits, truncated, nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
