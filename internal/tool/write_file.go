@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 type writeFileInput struct {
@@ -120,10 +121,12 @@ func openWriteTarget(w *workspace, ws, p string) (*writeTarget, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return t, nil
+	case errors.Is(err, syscall.ELOOP):
+		return nil, w.symlinkRefusal(p, rel)
 	case err != nil:
 		return nil, pathErr(p, err)
 	}
-	if t.pre, err = readTarget(t.dir, t.base, rel); err != nil {
+	if t.pre, err = w.readTarget(t.dir, t.base, rel); err != nil {
 		t.Close()
 		return nil, err
 	}

@@ -116,7 +116,7 @@ func pathErr(p string, err error) error {
 	case strings.Contains(reason, "path escapes from parent"):
 		reason = "leads outside the workspace (through a symlink or ..)"
 	case errors.Is(err, syscall.ELOOP):
-		reason = "goes through a symlink: file tools write only through real directories, not symlinks (use the real path)"
+		reason = "goes through a symlink: file tools write only to real paths, never through a symlink"
 	case errors.Is(err, syscall.ENOTDIR):
 		reason = "a component of the path is not a directory"
 	case errors.As(err, &errno):
@@ -206,7 +206,7 @@ func readOpened(f *os.File, rel string, max int64) ([]byte, error) {
 // (a read through an inside symlink reports its target), or fallback.
 func (w *workspace) realRel(f *os.File, fallback string) string {
 	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
-	if err != nil {
+	if err != nil || strings.HasSuffix(p, " (deleted)") {
 		return fallback
 	}
 	if rel, ok := under(w.real, p); ok {
@@ -245,6 +245,13 @@ func openChildDir(dirfd int, name string, create bool) (int, error) {
 		}
 		fd, err = unix.Openat(dirfd, name, flags, 0)
 	}
+	if errors.Is(err, unix.ENOTDIR) {
+		// O_DIRECTORY|O_NOFOLLOW on a symlink says ENOTDIR: name it.
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			err = unix.ELOOP
+		}
+	}
 	return fd, err
 }
 
@@ -255,15 +262,37 @@ type preImage struct {
 	mode   os.FileMode
 }
 
+// symlinkRefusal refuses a write whose path goes through a symlink, and
+// names the real path when a read can find it (a hint only: the write
+// itself never follows the link).
+func (w *workspace) symlinkRefusal(p, rel string) error {
+	reason := "goes through a symlink: file tools write only to real paths, never through a symlink"
+	for dir, rest := rel, ""; ; {
+		if f, err := w.open(dir); err == nil {
+			real := w.realRel(f, "")
+			_ = f.Close()
+			if real != "" && real != dir {
+				reason += "; the real path is " + path.Join(real, rest)
+			}
+			break
+		}
+		if dir == "." {
+			break
+		}
+		rest, dir = path.Join(path.Base(dir), rest), path.Dir(dir)
+	}
+	return &PathError{Path: p, Reason: reason}
+}
+
 // readTarget reads the file base in dir without following a symlink: a
 // symlink, a directory or any non-regular file is refused.
-func readTarget(dir *os.File, base, rel string) (preImage, error) {
+func (w *workspace) readTarget(dir *os.File, base, rel string) (preImage, error) {
 	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return preImage{mode: 0o644}, nil
 	case errors.Is(err, unix.ELOOP):
-		return preImage{}, &PathError{Path: rel, Reason: "is a symlink: write to the file it points to instead"}
+		return preImage{}, w.symlinkRefusal(rel, rel)
 	case err != nil:
 		return preImage{}, pathErr(rel, err)
 	}

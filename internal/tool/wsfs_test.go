@@ -96,6 +96,12 @@ func TestSymlinksInsideWorkspace(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(ws, ".git/hooks")); err == nil {
 		t.Errorf(".git/hooks created through a symlink")
 	}
+	// The refusal names the real path, so the model can write there.
+	for p, want := range map[string]string{"in/new.go": "the real path is src/new.go", "file-link": "the real path is src/a.go"} {
+		if res := run(t, tool.WriteFile(), tc, map[string]any{"path": p, "content": "x"}); !strings.Contains(res.Output, want) {
+			t.Errorf("write %s: %q lacks %q", p, res.Output, want)
+		}
+	}
 	if res := run(t, tool.WriteFile(), tc, map[string]any{"path": "src/b.go", "content": "x"}); !res.OK {
 		t.Errorf("positive control: %s", res.Output)
 	}
