@@ -19,12 +19,16 @@ import (
 // crash between creating a temp file and renaming it leaves debris only
 // there, swept once it is older than tempStaleAfter. Without a .git
 // directory (or across filesystems) the temp file is made next to its
-// target, as before, and stale ones there are swept the same way.
+// target (also when .git/aos-tmp refuses the file), as before, and stale
+// ones there are swept the same way.
 const (
 	tempDirName    = "aos-tmp"
 	tempPrefix     = ".aos-write-"
 	tempStaleAfter = 10 * time.Minute
 )
+
+// errTempCreate marks a temp file that could not be created.
+var errTempCreate = errors.New("create temp file")
 
 // tempDir opens .git/aos-tmp beneath the workspace, following no symlink,
 // making it if needed; nil when .git is not a real directory.
@@ -53,7 +57,9 @@ func (w *workspace) writeAtomic(dir *os.File, base string, data []byte, mode os.
 		defer func() { _ = tmp.Close() }()
 		sweepStale(tmp)
 		err := writeVia(tmp, dir, base, data, mode)
-		if !errors.Is(err, unix.EXDEV) {
+		// Another filesystem, or a temp dir that refuses files (read-only,
+		// no permission): the target's own directory will do.
+		if !errors.Is(err, unix.EXDEV) && !errors.Is(err, errTempCreate) {
 			return err
 		}
 	}
@@ -69,7 +75,7 @@ func writeVia(tmp, dir *os.File, base string, data []byte, mode os.FileMode) err
 	name := tempPrefix + hex.EncodeToString(rnd[:])
 	fd, err := unix.Openat(int(tmp.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
+		return fmt.Errorf("%w: %w", errTempCreate, err)
 	}
 	f := os.NewFile(uintptr(fd), name)
 	renamed := false

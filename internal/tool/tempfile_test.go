@@ -125,3 +125,28 @@ func TestStaleTempFilesSwept(t *testing.T) {
 		t.Errorf("temp files after the write: %v", got)
 	}
 }
+
+// TestWriteWithoutUsableTempDir: when .git/aos-tmp cannot hold the temp
+// file (here it is a symlink to outside, which is never followed) the
+// write still happens, with the temp file next to its target, and nothing
+// appears outside.
+func TestWriteWithoutUsableTempDir(t *testing.T) {
+	t.Parallel()
+	tc := newTC(t)
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(tc.Workspace, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(tc.Workspace, ".git/aos-tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, tool.WriteFile(), tc, map[string]any{"path": "a.txt", "content": "x"}); !res.OK || read(t, filepath.Join(tc.Workspace, "a.txt")) != "x" {
+		t.Fatalf("write: %s", res.Output)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("temp file written through the symlink: %v", ents)
+	}
+	if got := findTemps(t, tc.Workspace); len(got) != 0 {
+		t.Errorf("temp files left: %v", got)
+	}
+}
