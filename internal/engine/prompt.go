@@ -2,32 +2,59 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxInstructions caps AGENTS.md / CLAUDE.md read into the prompt.
 const maxInstructions = 32 << 10
 
 // projectInstructions reads AGENTS.md, else CLAUDE.md, at the workspace
-// root, capped at 32 KiB.
+// root, capped at 32 KiB. The workspace is the model's: a command may have
+// put a symlink there (to /proc/self/environ, to a key) or a FIFO. So the
+// file is opened relative to the workspace's descriptor with O_NOFOLLOW
+// and O_NONBLOCK, and read only if fstat says it is a regular file: a
+// symlink, a FIFO or a device is skipped, never followed or waited on. It
+// runs in the run's first journaled step, so a run reads its instructions
+// once, when it starts, and replays that snapshot after a crash.
 func projectInstructions(workspace string) (name, text string) {
+	dir, err := os.Open(workspace)
+	if err != nil {
+		return "", ""
+	}
+	defer func() { _ = dir.Close() }()
 	for _, n := range []string{"AGENTS.md", "CLAUDE.md"} {
-		f, err := os.Open(filepath.Join(workspace, n))
-		if err != nil {
-			continue
+		if t, ok := readInstructions(dir, n); ok {
+			return n, t
 		}
-		buf := make([]byte, maxInstructions+1)
-		k, _ := f.Read(buf)
-		f.Close()
-		t := string(buf[:min(k, maxInstructions)])
-		if k > maxInstructions {
-			t += "\n[truncated at 32 KiB]"
-		}
-		return n, t
 	}
 	return "", ""
+}
+
+// readInstructions reads name in dir if it is a regular file, not a
+// symlink, at most maxInstructions bytes of it.
+func readInstructions(dir *os.File, name string) (string, bool) {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	buf, err := io.ReadAll(io.LimitReader(f, maxInstructions+1))
+	if err != nil {
+		return "", false
+	}
+	t := string(buf[:min(len(buf), maxInstructions)])
+	if len(buf) > maxInstructions {
+		t += "\n[truncated at 32 KiB]"
+	}
+	return t, true
 }
 
 // systemPrompt is the frozen prefix: no timestamps, no ids.

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 )
 
 // sum is the hex sha256 of b.
@@ -30,42 +28,4 @@ func stale(tc *Context, rel string, current []byte, exists bool) string {
 		return fmt.Sprintf("%s changed since this run last read or wrote it: read_file it again before editing", rel)
 	}
 	return ""
-}
-
-// writeAtomic writes data to path through a temp file in the same dir and
-// a rename, keeping an existing file's mode.
-func writeAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("make parent dirs: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".aos-write-*")
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	tmp := f.Name()
-	defer func() { _ = os.Remove(tmp) }()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write temp file: %w", err)
-	}
-	if err := f.Chmod(mode); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("chmod temp file: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("sync temp file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close temp file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename into place: %w", err)
-	}
-	return nil
 }

@@ -114,3 +114,48 @@ func FuzzEditInput(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWriteFilePath: whatever the path, write_file never writes outside
+// the workspace, into .git (other than its temp dir) or over a protected
+// file; read_file never returns the outside canary.
+func FuzzWriteFilePath(f *testing.F) {
+	for _, s := range []string{"src/new.txt", "out/x", "../outside/x", "/etc/x", ".git/hooks/x", "AGENTS.md", "Agents.md", "src/../out/x", "out", ".", "a/b/c/d", "/", "x\x00y", ".GIT/config", "out/canary", "../outside/canary"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		ws, outside := fuzzWorkspace(t)
+		if err := os.WriteFile(filepath.Join(outside, "canary"), []byte("OUTSIDE-CANARY\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tc := &tool.Context{Workspace: ws}
+		rin, _ := json.Marshal(map[string]any{"path": strings.ReplaceAll(p, "secret", "canary")})
+		if res, _ := tool.ReadFile().Run(context.Background(), tc, rin); strings.Contains(res.Output, "OUTSIDE-CANARY") {
+			t.Fatalf("%q: read_file returned the outside canary", p)
+		}
+		in, _ := json.Marshal(map[string]any{"path": p, "content": "pwned"})
+		if _, err := tool.WriteFile().Run(context.Background(), tc, in); err != nil {
+			t.Fatalf("%q: system error: %v", p, err)
+		}
+		for q, want := range map[string]string{
+			filepath.Join(outside, "secret"): "hello\n",
+			filepath.Join(ws, ".git/config"): "hello\n",
+			filepath.Join(ws, "AGENTS.md"):   "hello\n",
+		} {
+			if b, _ := os.ReadFile(q); string(b) != want {
+				t.Fatalf("%q changed %s to %q", p, q, b)
+			}
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) != 2 {
+			t.Fatalf("%q created files outside: %v", p, ents)
+		}
+		if ents, _ := os.ReadDir(filepath.Dir(ws)); len(ents) != 2 {
+			t.Fatalf("%q created files beside the workspace: %v", p, ents)
+		}
+		_ = filepath.WalkDir(filepath.Join(ws, ".git"), func(q string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && q != filepath.Join(ws, ".git/config") {
+				t.Fatalf("%q left %s in .git", p, q)
+			}
+			return nil
+		})
+	})
+}

@@ -2,10 +2,12 @@ package tool
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
+	"io/fs"
+	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // ListDirMaxEntries caps list_dir's output.
@@ -34,14 +36,31 @@ func ListDir() Tool {
 
 func runListDir(_ context.Context, tc *Context, in listDirInput) (Result, error) {
 	p := deref(in.Path, ".")
-	r, err := ResolvePath(tc.Workspace, p)
+	rel, err := relName(tc.Workspace, p)
 	if err != nil {
 		return fail("%v", err), nil
 	}
-	ents, err := os.ReadDir(r.Abs)
+	w, err := openWorkspace(tc.Workspace)
 	if err != nil {
-		return fail("%s: %v", p, errors.Unwrap(err)), nil
+		return Result{}, err
 	}
+	defer func() { _ = w.Close() }()
+	// The directory is opened beneath the workspace; its entries are then
+	// looked at relative to that descriptor, never by path again.
+	d, err := w.open(rel)
+	if err != nil {
+		return fail("%v", pathErr(p, err)), nil
+	}
+	defer func() { _ = d.Close() }()
+	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
+		return fail("%s is not a directory", p), nil
+	}
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return fail("%v", pathErr(p, err)), nil
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	fd := int(d.Fd())
 	var b strings.Builder
 	for i, e := range ents {
 		if i == ListDirMaxEntries {
@@ -49,15 +68,17 @@ func runListDir(_ context.Context, tc *Context, in listDirInput) (Result, error)
 			break
 		}
 		switch {
-		case e.Type()&os.ModeSymlink != 0:
-			target, _ := os.Readlink(r.Abs + "/" + e.Name())
-			fmt.Fprintf(&b, "%s@ -> %s\n", e.Name(), target)
+		case e.Type()&fs.ModeSymlink != 0:
+			buf := make([]byte, 4096)
+			n, _ := unix.Readlinkat(fd, e.Name(), buf)
+			fmt.Fprintf(&b, "%s@ -> %s\n", e.Name(), buf[:max(n, 0)])
 		case e.IsDir():
 			b.WriteString(e.Name() + "/\n")
 		default:
 			size := int64(-1)
-			if fi, err := e.Info(); err == nil {
-				size = fi.Size()
+			var st unix.Stat_t
+			if unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				size = st.Size
 			}
 			fmt.Fprintf(&b, "%s (%d bytes)\n", e.Name(), size)
 		}

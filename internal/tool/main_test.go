@@ -12,5 +12,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "probe-child" {
 		os.Exit(sandbox.ProbeChildMain(os.Args[3:]))
 	}
+	if os.Getenv("AOS_TOOL_TEST_CHILD") == "write-loop" {
+		os.Exit(childWriteLoop(os.Getenv("AOS_TOOL_TEST_WS")))
+	}
 	os.Exit(m.Run())
 }

@@ -29,7 +29,9 @@ type Resolved struct {
 }
 
 // ResolvePath resolves p (relative to workspace, or absolute inside it)
-// using the real path of its deepest existing ancestor. It refuses empty
+// using the real path of its deepest existing ancestor. It checks a name
+// only: the file tools do not open what it returns (a concurrent rename
+// could change where it leads) but go through wsfs.go. It refuses empty
 // paths, NUL bytes, ".." escapes, absolute paths outside the workspace,
 // dangling symlinks and symlinks that lead outside. workspace must be an
 // absolute path.
@@ -129,20 +131,16 @@ func Protected(rel string) string {
 	return ""
 }
 
-// resolveWritable resolves p and refuses protected paths, checking both
-// the path as asked and where it really leads.
-func resolveWritable(workspace, p string) (Resolved, error) {
-	r, err := ResolvePath(workspace, p)
+// writableRel turns p into a workspace-relative name a file tool may
+// write, refusing protected paths. Writes follow no symlink (see wsfs.go),
+// so the name checked is the name written.
+func writableRel(ws, p string) (string, error) {
+	rel, err := relName(ws, p)
 	if err != nil {
-		return r, err
+		return "", err
 	}
-	if !filepath.IsAbs(p) {
-		if why := Protected(p); why != "" {
-			return r, &PathError{Path: p, Reason: why}
-		}
+	if why := Protected(rel); why != "" {
+		return "", &PathError{Path: p, Reason: why}
 	}
-	if why := Protected(r.Rel); why != "" {
-		return r, &PathError{Path: p, Reason: why}
-	}
-	return r, nil
+	return rel, nil
 }

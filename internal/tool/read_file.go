@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,7 +31,8 @@ func (in readFileInput) validate() error {
 }
 
 // ReadFile returns the read_file tool: a text file's lines, numbered,
-// optionally a line range. Files over 2 MiB and binary files are refused.
+// optionally a line range. Files over 2 MiB, binary files and anything
+// that is not a regular file (a FIFO, a device) are refused.
 func ReadFile() Tool {
 	return &def[readFileInput]{
 		name:        "read_file",
@@ -51,23 +51,25 @@ func ReadFile() Tool {
 }
 
 func runReadFile(_ context.Context, tc *Context, in readFileInput) (Result, error) {
-	r, err := ResolvePath(tc.Workspace, in.Path)
+	rel, err := relName(tc.Workspace, in.Path)
 	if err != nil {
 		return fail("%v", err), nil
 	}
-	fi, err := os.Stat(r.Abs)
+	w, err := openWorkspace(tc.Workspace)
 	if err != nil {
-		return fail("%s: %v", in.Path, errors.Unwrap(err)), nil
+		return Result{}, err
 	}
-	if fi.IsDir() {
+	defer func() { _ = w.Close() }()
+	data, real, err := w.readRegular(rel, ReadFileMaxBytes)
+	var pe *PathError
+	var tl *tooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return fail("%s is %d bytes; read_file reads at most %d. Use search, or shell with head/sed/grep.", in.Path, tl.Size, ReadFileMaxBytes), nil
+	case errors.As(err, &pe) && strings.HasPrefix(pe.Reason, "is a directory"):
 		return fail("%s is a directory: use list_dir", in.Path), nil
-	}
-	if fi.Size() > ReadFileMaxBytes {
-		return fail("%s is %d bytes; read_file reads at most %d. Use search, or shell with head/sed/grep.", in.Path, fi.Size(), ReadFileMaxBytes), nil
-	}
-	data, err := os.ReadFile(r.Abs)
-	if err != nil {
-		return fail("%s: %v", in.Path, errors.Unwrap(err)), nil
+	case err != nil:
+		return failErr(err)
 	}
 	if isBinary(data) {
 		return fail("%s looks like a binary file (%d bytes); read_file reads text only", in.Path, len(data)), nil
@@ -91,7 +93,7 @@ func runReadFile(_ context.Context, tc *Context, in readFileInput) (Result, erro
 	} else if start > 1 || end < len(lines) {
 		fmt.Fprintf(&b, "[lines %d-%d of %d]\n", start, end, len(lines))
 	}
-	return Result{OK: true, Output: b.String(), Trust: TrustUntrusted, FileStateOut: map[string]string{r.Rel: sum(data)}}, nil
+	return Result{OK: true, Output: b.String(), Trust: TrustUntrusted, FileStateOut: map[string]string{real: sum(data)}}, nil
 }
 
 // isBinary treats NUL bytes or invalid UTF-8 in the first 8 KiB as binary.

@@ -9,8 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -64,20 +65,31 @@ func Search(rgPath string) Tool {
 }
 
 func runSearch(ctx context.Context, tc *Context, in searchInput, rg string) (Result, error) {
-	r, err := ResolvePath(tc.Workspace, deref(in.Path, "."))
+	p := deref(in.Path, ".")
+	rel, err := relName(tc.Workspace, p)
 	if err != nil {
 		return fail("%v", err), nil
 	}
-	ws, err := filepath.EvalSymlinks(tc.Workspace)
+	w, err := openWorkspace(tc.Workspace)
 	if err != nil {
-		return Result{}, fmt.Errorf("tool: search: resolve workspace: %w", err)
+		return Result{}, err
+	}
+	defer func() { _ = w.Close() }()
+	target, err := w.open(rel)
+	if err != nil {
+		return fail("%v", pathErr(p, err)), nil
+	}
+	defer func() { _ = target.Close() }()
+	fi, err := target.Stat()
+	if err != nil {
+		return fail("%v", pathErr(p, err)), nil
 	}
 	var hits []string
 	truncated := false
-	if rg != "" {
-		hits, truncated, err = searchRipgrep(ctx, rg, ws, r.Rel, in)
+	if rg != "" && fi.IsDir() {
+		hits, truncated, err = searchRipgrep(ctx, rg, w, target, rel, in)
 	} else {
-		hits, truncated, err = searchWalk(ctx, ws, r.Abs, in)
+		hits, truncated, err = searchWalk(ctx, w, rel, in)
 	}
 	if err != nil {
 		return fail("search: %v", err), nil
@@ -92,17 +104,27 @@ func runSearch(ctx context.Context, tc *Context, in searchInput, rg string) (Res
 	return Result{OK: true, Output: out, Trust: TrustUntrusted}, nil
 }
 
-func searchRipgrep(ctx context.Context, rg, ws, rel string, in searchInput) ([]string, bool, error) {
+// searchRipgrep runs ripgrep in the target directory, which it enters
+// through the descriptor opened beneath the workspace (/proc/self/fd), not
+// by path. ripgrep itself walks by path and could be raced by a concurrent
+// rename, so it only proposes hits: each is checked by opening the file
+// beneath the workspace again, and a content line is printed from that
+// read, never from ripgrep's. Whatever ripgrep saw outside never reaches
+// the model.
+func searchRipgrep(ctx context.Context, rg string, w *workspace, dir *os.File, rel string, in searchInput) ([]string, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, searchTimeout)
 	defer cancel()
-	var args []string
+	// --no-messages: errors opening or reading files would name what
+	// ripgrep met by path (outside, under a race); pattern errors still
+	// show.
+	args := []string{"--no-config", "--no-messages", "--null", "--color=never"}
 	if in.Mode == "content" {
-		args = []string{"--line-number", "--no-heading", "--color=never", "--max-columns=300", "--max-filesize=1M", "-e", in.Query, "--", rel}
+		args = append(args, "--line-number", "--no-heading", "--max-columns=300", "--max-filesize=1M", "-e", in.Query, "--", ".")
 	} else {
-		args = []string{"--files", "--color=never", "--", rel}
+		args = append(args, "--files", "--", ".")
 	}
 	cmd := exec.CommandContext(ctx, rg, args...)
-	cmd.Dir = ws
+	cmd.Dir = "/proc/self/fd/" + strconv.Itoa(int(dir.Fd()))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -112,35 +134,99 @@ func searchRipgrep(ctx context.Context, rg, ws, rel string, in searchInput) ([]s
 	if err := cmd.Start(); err != nil {
 		return nil, false, err
 	}
+	v := hitVerifier{w: w}
 	var hits []string
 	truncated := false
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	if in.Mode == "name" {
+		sc.Split(splitNUL)
+	}
 	q := strings.ToLower(in.Query)
 	for sc.Scan() {
-		line := strings.TrimPrefix(sc.Text(), "./")
-		if in.Mode == "name" && !strings.Contains(strings.ToLower(line), q) {
-			continue
+		var hit string
+		if in.Mode == "name" {
+			name := path.Join(rel, strings.TrimPrefix(sc.Text(), "./"))
+			if !strings.Contains(strings.ToLower(name), q) || !v.exists(name) {
+				continue
+			}
+			hit = name
+		} else {
+			file, rest, _ := strings.Cut(sc.Text(), "\x00")
+			num, _, _ := strings.Cut(rest, ":")
+			n, err := strconv.Atoi(num)
+			if err != nil {
+				continue
+			}
+			name := path.Join(rel, strings.TrimPrefix(file, "./"))
+			line, ok := v.line(name, n)
+			if !ok {
+				continue
+			}
+			hit = fmt.Sprintf("%s:%d:%s", name, n, line)
 		}
 		if len(hits) == SearchMaxResults {
 			truncated = true
 			cancel()
 			break
 		}
-		hits = append(hits, line)
+		hits = append(hits, hit)
 	}
 	werr := cmd.Wait()
 	var ee *exec.ExitError
 	if werr != nil && !truncated && !(errors.As(werr, &ee) && ee.ExitCode() == 1) {
-		return nil, false, fmt.Errorf("%s", strings.TrimSpace(stderr.String()))
+		if msg := strings.TrimSpace(stderr.String()); msg != "" || len(hits) == 0 && !errors.As(werr, &ee) {
+			return nil, false, fmt.Errorf("%s", firstNonEmpty(msg, werr.Error()))
+		}
 	}
 	return hits, truncated, nil
 }
 
-// searchWalk is the bounded fallback without ripgrep: it skips .git and
-// hidden dirs, files over 1 MiB and binary files, and stops after 20000
-// files.
-func searchWalk(ctx context.Context, ws, root string, in searchInput) ([]string, bool, error) {
+// hitVerifier re-reads ripgrep's hits beneath the workspace.
+type hitVerifier struct {
+	w     *workspace
+	file  string // the file lines came from
+	lines []string
+}
+
+// exists reports whether name is a file beneath the workspace.
+func (v *hitVerifier) exists(name string) bool {
+	_, err := v.w.root.Lstat(name)
+	return err == nil
+}
+
+// line returns line n of name as read beneath the workspace, cut to 300
+// bytes; false when it cannot be read there. The line is not matched
+// again (ripgrep's regex dialect is not Go's): if the file changed since
+// ripgrep read it, the line shown is still the workspace's own.
+func (v *hitVerifier) line(name string, n int) (string, bool) {
+	if v.file != name {
+		v.file, v.lines = name, nil
+		if data, _, err := v.w.readRegular(name, searchMaxFileSize); err == nil && !isBinary(data) {
+			v.lines = strings.Split(string(data), "\n")
+		}
+	}
+	if n < 1 || n > len(v.lines) {
+		return "", false
+	}
+	line := v.lines[n-1]
+	return line[:min(len(line), 300)], true
+}
+
+func splitNUL(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// searchWalk is the bounded fallback without ripgrep: it walks beneath the
+// workspace through its os.Root, skips .git and hidden dirs, files over
+// 1 MiB, binary and non-regular files, and stops after 20000 files.
+func searchWalk(ctx context.Context, w *workspace, rel string, in searchInput) ([]string, bool, error) {
 	var re *regexp.Regexp
 	if in.Mode == "content" {
 		var err error
@@ -161,7 +247,7 @@ func searchWalk(ctx context.Context, ws, root string, in searchInput) ([]string,
 		hits = append(hits, s)
 		return true
 	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(w.root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -169,8 +255,8 @@ func searchWalk(ctx context.Context, ws, root string, in searchInput) ([]string,
 			return ctx.Err()
 		}
 		if d.IsDir() {
-			if p != root && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
+			if p != rel && strings.HasPrefix(d.Name(), ".") {
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -181,18 +267,13 @@ func searchWalk(ctx context.Context, ws, root string, in searchInput) ([]string,
 			truncated = true
 			return errStop
 		}
-		rel, _ := filepath.Rel(ws, p)
 		if in.Mode == "name" {
-			if strings.Contains(strings.ToLower(rel), q) && !add(rel) {
+			if strings.Contains(strings.ToLower(p), q) && !add(p) {
 				return errStop
 			}
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil || fi.Size() > searchMaxFileSize {
-			return nil
-		}
-		data, err := os.ReadFile(p)
+		data, _, err := w.readRegular(p, searchMaxFileSize)
 		if err != nil || isBinary(data) {
 			return nil
 		}
@@ -201,7 +282,7 @@ func searchWalk(ctx context.Context, ws, root string, in searchInput) ([]string,
 				if len(line) > 300 {
 					line = line[:300]
 				}
-				if !add(fmt.Sprintf("%s:%d:%s", rel, i+1, line)) {
+				if !add(fmt.Sprintf("%s:%d:%s", p, i+1, line)) {
 					return errStop
 				}
 			}
@@ -212,4 +293,11 @@ func searchWalk(ctx context.Context, ws, root string, in searchInput) ([]string,
 		return nil, false, err
 	}
 	return hits, truncated, nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -1,6 +1,7 @@
 package tool_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,44 @@ func TestSearch(t *testing.T) {
 		}
 		if res := run(t, impl.tl, tc, `{"query":"x","mode":"content","path":"../"}`); res.OK {
 			t.Errorf("%s: searched outside the workspace", impl.name)
+		}
+	}
+}
+
+// TestSearchVerifiesRipgrepHits: ripgrep walks by path, so under a rename
+// race it can read outside the workspace. A stand-in for a ripgrep that
+// lost that race prints hits through a symlink to outside, with outside
+// content: none may reach the model. A hit inside is printed from aos's
+// own read (positive control), not from ripgrep's text.
+func TestSearchVerifiesRipgrepHits(t *testing.T) {
+	t.Parallel()
+	tc := newTC(t)
+	outside := t.TempDir()
+	write(t, filepath.Join(outside, "secret.txt"), "OUTSIDE-SECRET\n")
+	write(t, filepath.Join(tc.Workspace, "d/secret.txt"), "inside\n")
+	if err := os.Symlink(outside, filepath.Join(tc.Workspace, "l")); err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(t.TempDir(), "rg")
+	write(t, fake, `#!/bin/sh
+case " $* " in
+*" --files "*) printf './l/secret.txt\000./d/secret.txt\000' ;;
+*) printf './l/secret.txt\0001:OUTSIDE-SECRET\n./d/secret.txt\0001:RIPGREP-TEXT\n' ;;
+esac
+`)
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"query":"x","mode":"content","path":null}`, "d/secret.txt:1:inside"},
+		{`{"query":"secret","mode":"name","path":null}`, "d/secret.txt"},
+	} {
+		res := run(t, tool.Search(fake), tc, c.in)
+		if strings.Contains(res.Output, "OUTSIDE") || strings.Contains(res.Output, "l/secret") || strings.Contains(res.Output, "RIPGREP-TEXT") {
+			t.Errorf("%s: unverified hit reached the model: %q", c.in, res.Output)
+		}
+		if !res.OK || !strings.Contains(res.Output, c.want) {
+			t.Errorf("%s: positive control: %q lacks %q", c.in, res.Output, c.want)
 		}
 	}
 }

@@ -16,8 +16,10 @@ const (
 	ShellDefaultTimeoutSec = 120
 )
 
-// shellReadOnly are workspace paths the shell sees read-only: the same
-// protected paths the file tools refuse. Keeping .git read-only also means
+// shellReadOnly are workspace paths the shell sees read-only (when they
+// exist): the same protected paths the file tools refuse. Case variants
+// that exist are added per command, and protected names a command creates
+// are removed after it (protect.go). Keeping .git read-only also means
 // host-side git (the git tools) never runs hooks or config that a
 // sandboxed command wrote.
 var shellReadOnly = []string{".git", ".aos", "AGENTS.md", "CLAUDE.md"}
@@ -72,6 +74,14 @@ func runShell(ctx context.Context, tc *Context, in shellInput) (Result, error) {
 		return Result{}, &sandbox.UnavailableError{Reason: "no sandbox is configured for this run", Fix: "start the worker with the bubblewrap sandbox (see docs/SANDBOX.md)"}
 	}
 	timeout := time.Duration(deref(in.TimeoutSec, ShellDefaultTimeoutSec)) * time.Second
+	before, err := protectedEntries(tc.Workspace)
+	if err != nil {
+		return Result{}, fmt.Errorf("tool: shell: %w", err)
+	}
+	readOnly := append([]string{}, shellReadOnly...)
+	for n := range before {
+		readOnly = append(readOnly, n) // case variants too
+	}
 	out, err := tc.Sandbox.Run(ctx, sandbox.Spec{
 		Command:       in.Command,
 		Workspace:     tc.Workspace,
@@ -79,18 +89,29 @@ func runShell(ctx context.Context, tc *Context, in shellInput) (Result, error) {
 		Home:          tc.Home,
 		Network:       tc.Network,
 		Timeout:       timeout,
-		ReadOnly:      shellReadOnly,
+		ReadOnly:      readOnly,
 		ExtraDenyRead: tc.ExtraDenyRead,
 	})
+	// Whatever happened to the command, undo what it did to protected
+	// paths (see protect.go).
+	removed, uerr := undoProtected(tc.Workspace, before)
 	if err != nil {
 		var se *sandbox.SpecError
 		if errors.As(err, &se) {
 			return fail("%v", err), nil
 		}
-		return Result{}, fmt.Errorf("tool: shell: %w", err)
+		return Result{}, fmt.Errorf("tool: shell: %w", errors.Join(err, uerr))
 	}
-	return Result{OK: out.ExitCode == 0 && !out.TimedOut && !out.Cancelled && !out.OutputExceeded,
-		Output: FormatShellOutput(out, timeout), Trust: TrustUntrusted}, nil
+	if uerr != nil {
+		return Result{}, fmt.Errorf("tool: shell: %w", uerr)
+	}
+	res := Result{OK: out.ExitCode == 0 && !out.TimedOut && !out.Cancelled && !out.OutputExceeded,
+		Output: FormatShellOutput(out, timeout), Trust: TrustUntrusted}
+	if len(removed) > 0 {
+		res.OK = false
+		res.Output = protectedNote(removed) + res.Output
+	}
+	return res, nil
 }
 
 // FormatShellOutput renders an Outcome for the model: notes, then

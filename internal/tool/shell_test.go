@@ -93,3 +93,42 @@ func TestFormatShellOutput(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestShellProtectedPathsWhetherOrNotTheyExist: issue 10 class 2. A
+// command must not leave AGENTS.md, CLAUDE.md or .aos/ (any letter case)
+// behind when they did not exist, nor change a case variant that did.
+// Checked from outside, on the workspace; positive control: an ordinary
+// file the same command writes stays.
+func TestShellProtectedPathsWhetherOrNotTheyExist(t *testing.T) {
+	t.Parallel()
+	tc := newSandboxTC(t, sandbox.Config{})
+	ws := tc.Workspace
+	write(t, filepath.Join(ws, "Claude.MD"), "owner rules")
+	for _, c := range []struct {
+		cmd  string
+		gone []string
+	}{
+		{"ln -s /proc/self/environ AGENTS.md; echo ok > notes.txt", []string{"AGENTS.md"}},
+		{"echo evil > agents.md; mkdir .AOS && echo x > .AOS/state; ln -s /etc/passwd CLAUDE.md", []string{"agents.md", ".AOS", "CLAUDE.md"}},
+		{"mkdir -p .aos/x; echo evil >> Claude.MD; true", []string{".aos"}},
+	} {
+		res := run(t, tool.Shell(), tc, map[string]any{"command": c.cmd, "timeoutSec": nil})
+		if res.OK || !strings.HasPrefix(res.Output, "[aos removed ") {
+			t.Errorf("%q: ok=%v, output lacks the removal note: %q", c.cmd, res.OK, res.Output)
+		}
+		for _, n := range c.gone {
+			if _, err := os.Lstat(filepath.Join(ws, n)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%q: %s left in the workspace (%v)", c.cmd, n, err)
+			}
+		}
+	}
+	if got := read(t, filepath.Join(ws, "Claude.MD")); got != "owner rules" {
+		t.Errorf("existing case variant changed: %q", got)
+	}
+	if got := read(t, filepath.Join(ws, "notes.txt")); got != "ok\n" {
+		t.Errorf("positive control: notes.txt %q", got)
+	}
+	if res := run(t, tool.Shell(), tc, map[string]any{"command": "echo fine", "timeoutSec": nil}); !res.OK || strings.Contains(res.Output, "aos removed") {
+		t.Errorf("harmless command: %+v", res)
+	}
+}

@@ -58,14 +58,14 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		bin, "-test.run", "^Test(Shell|ShellFailsClosed|ResolvePath|ProtectedPathsUnwritable|EditStaleness)$", "-test.count=1", "-test.v")
+		bin, "-test.run", "^Test(Shell|ShellFailsClosed|ShellProtectedPathsWhetherOrNotTheyExist|ResolvePath|ProtectedPathsUnwritable|EditStaleness|FileToolsContainedUnderRenameExchange|NonRegularFilesRefusedPromptly|SymlinksInsideWorkspace|WriteReplayAfterCrash)$", "-test.count=1", "-test.v")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp}
 	cmd.Dir = tmp
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("unprivileged run failed: %v\n%s", err, b)
 	}
-	for _, want := range []string{"--- PASS: TestShell ", "--- PASS: TestShellFailsClosed", "--- PASS: TestProtectedPathsUnwritable"} {
+	for _, want := range []string{"--- PASS: TestShell ", "--- PASS: TestShellFailsClosed", "--- PASS: TestProtectedPathsUnwritable", "--- PASS: TestFileToolsContainedUnderRenameExchange", "--- PASS: TestShellProtectedPathsWhetherOrNotTheyExist"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("unprivileged run lacks %q:\n%s", want, b)
 		}
