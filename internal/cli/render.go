@@ -88,7 +88,7 @@ func (p *eventPrinter) render(missionID, kind string, payload []byte) bool {
 			Usage kernel.Usage `json:"usage"`
 		}
 		_ = json.Unmarshal(payload, &u)
-		p.printf("  $ %.4f spent · %d turns\n", u.Usage.CostUSD, u.Usage.Turns)
+		p.printf("  $ %.4f spent · %s\n", u.Usage.CostUSD, plural(u.Usage.Turns, "turn", "turns"))
 	case "system.notice":
 		p.printf("  ℹ %s\n", oneLine(str(m, "message"), 500))
 	case "owner.message":

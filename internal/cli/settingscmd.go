@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/termtext"
 )
 
 // newSettingsCmd returns `aos settings [set …]`: the owner's settings, on
@@ -103,12 +102,7 @@ func printSettings(w io.Writer, st mission.Settings) {
 		if v == nil || *v == "" {
 			return "not set"
 		}
-		for _, r := range *v {
-			if !unicode.IsGraphic(r) {
-				return strconv.QuoteToGraphic(*v) // never a control sequence
-			}
-		}
-		return *v
+		return termtext.Line(*v)
 	}
 	turns := "not set"
 	if st.DefaultMaxTurns != nil {

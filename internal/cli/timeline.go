@@ -138,7 +138,7 @@ func oneLine(s string, max int) string {
 func fold(s string, lines int, pre string) string {
 	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(ls) > lines {
-		ls = append(ls[:lines], fmt.Sprintf("… (%d more lines)", len(ls)-lines))
+		ls = append(ls[:lines], "… ("+plural(len(ls)-lines, "more line", "more lines")+")")
 	}
 	return strings.Join(ls, "\n"+pre)
 }
@@ -154,4 +154,12 @@ func short(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// plural is "1 turn" or "n turns".
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -401,7 +401,11 @@ func (l *loop) stateSummary() string {
 			pass++
 		}
 	}
-	return fmt.Sprintf("%d turns; %d of %d criteria pass.", l.turn, pass, len(l.criteria))
+	turns := "turns"
+	if l.turn == 1 {
+		turns = "turn"
+	}
+	return fmt.Sprintf("%d %s; %d of %d criteria pass.", l.turn, turns, pass, len(l.criteria))
 }
 
 func hasTruncated(bs []provider.Block) bool {
