@@ -67,7 +67,8 @@ func acquireUpLock(dataDir, url string) (*os.File, error) {
 		return nil, fmt.Errorf("aos up: lock %s: %w", path, err)
 	}
 	b, _ := json.Marshal(upOwner{PID: os.Getpid(), URL: url})
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt(b, 0)
 	}
 	if err != nil {
