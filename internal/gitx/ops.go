@@ -32,19 +32,33 @@ func (r *Repo) IdentityEnv(ctx context.Context) ([]string, error) {
 	return nil, nil
 }
 
-// NestedRepos lists the untracked directories of the work tree that are
-// repositories of their own (relative, slash-separated, without a trailing
-// slash). git status does not descend into them; `git add` would record
-// them as gitlinks, and a later git that recursed would run their config.
+// NestedRepos lists the paths (relative, slash-separated) of the
+// repositories inside the work tree: the index's gitlinks (submodules),
+// and the untracked directories that are repositories of their own. Never
+// pass them to `git add`: it would record an untracked one as a gitlink,
+// and for a gitlink it runs `git status` inside it, under that repository's
+// config, which a sandboxed command can write.
 func (r *Repo) NestedRepos(ctx context.Context) ([]string, error) {
-	res, err := r.Run(ctx, Cmd{Args: []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all"}})
+	var out []string
+	res, err := r.Run(ctx, Cmd{Args: []string{"ls-files", "--stage", "-z"}})
+	if err != nil {
+		return nil, err
+	}
+	if res.Code != 0 {
+		return nil, fmt.Errorf("gitx: list the index: %s", firstLine(res.Combined))
+	}
+	for _, e := range strings.Split(res.Stdout, "\x00") {
+		if meta, path, ok := strings.Cut(e, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
+			out = append(out, path)
+		}
+	}
+	res, err = r.Run(ctx, Cmd{Args: []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all"}})
 	if err != nil {
 		return nil, err
 	}
 	if res.Code != 0 {
 		return nil, fmt.Errorf("gitx: list untracked files: %s", firstLine(res.Combined))
 	}
-	var out []string
 	for _, e := range strings.Split(res.Stdout, "\x00") {
 		p, ok := strings.CutPrefix(e, "?? ")
 		if !ok || !strings.HasSuffix(p, "/") {

@@ -81,8 +81,9 @@ func runGitCommit(ctx context.Context, tc *Context, in gitCommitInput) (Result, 
 			add = append(add, ":(literal)"+r.Rel)
 		}
 	}
-	// A repository inside the project is never staged: git would record
-	// it as a gitlink, and its own config is the model's to write.
+	// A repository inside the project (untracked, or a gitlink) is never
+	// staged: git would record it as a gitlink, or run git status inside
+	// it under its own config, which is the model's to write.
 	nested, err := repo.NestedRepos(ctx)
 	if err != nil {
 		return Result{}, fmt.Errorf("tool: git_commit: %w", err)
@@ -92,7 +93,7 @@ func runGitCommit(ctx context.Context, tc *Context, in gitCommitInput) (Result, 
 	}
 	note := ""
 	if len(nested) > 0 {
-		note = "\nnot staged (repositories inside the project are never committed): " + strings.Join(nested, ", ")
+		note = "\nnot staged (aos never stages repositories or submodules inside the project): " + strings.Join(nested, ", ")
 	}
 	if r, err := runGit(ctx, repo, "", nil, add...); err != nil || r.code != 0 {
 		if err != nil {
@@ -112,7 +113,7 @@ func runGitCommit(ctx context.Context, tc *Context, in gitCommitInput) (Result, 
 		return Result{}, fmt.Errorf("tool: git_commit: %w", err)
 	}
 	msg := strings.TrimSpace(in.Message) + "\n\n" + trailers(tc)
-	r, err = runGit(ctx, repo, msg, ident, "commit", "--no-verify", "--no-gpg-sign", "--ignore-submodules=all", "-F", "-")
+	r, err = runGit(ctx, repo, msg, ident, "commit", "--no-verify", "--no-gpg-sign", "-F", "-")
 	if err != nil {
 		return Result{}, err
 	}
