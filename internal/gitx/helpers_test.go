@@ -10,7 +10,7 @@ import (
 
 // rawGit runs the real, unhardened git as a test's setup tool (the owner
 // or the model preparing a trap), failing the test on error.
-func rawGit(t *testing.T, dir string, args ...string) string {
+func rawGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t.invalid", "-c", "core.hooksPath=/dev/null"}, args...)...)
 	out, err := cmd.CombinedOutput()
@@ -22,7 +22,10 @@ func rawGit(t *testing.T, dir string, args ...string) string {
 
 // newRepo makes a repository with one commit of a.txt and returns its
 // top level, symbolic links resolved.
-func newRepo(t *testing.T) string {
+func newRepo(t *testing.T) string { return newRepoB(t) }
+
+// newRepoB is newRepo for tests and benchmarks.
+func newRepoB(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -35,7 +38,7 @@ func newRepo(t *testing.T) string {
 	return dir
 }
 
-func writeFile(t *testing.T, path, body string, mode os.FileMode) {
+func writeFile(t testing.TB, path, body string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func runGitDiff(ctx context.Context, tc *Context, in gitDiffInput) (Result, erro
 		if err != nil {
 			return fail("%v", err), nil
 		}
-		args = append(args, "--", r.Rel)
+		args = append(args, "--", ":(literal)"+r.Rel)
 	}
 	r, err := runGit(ctx, repo, "", nil, args...)
 	if err != nil {
