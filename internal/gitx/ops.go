@@ -94,8 +94,9 @@ func (r *Repo) PushURLs(ctx context.Context, name string) ([]string, error) {
 		return nil, refuse(CodeUnsafeRemote, "remote %q has no URL", printable(name))
 	}
 	for _, u := range urls {
-		if err := CheckRemoteURL(u); err != nil {
-			return nil, refuse(CodeUnsafeRemote, "remote %q: %s", printable(name), err.(*Error).Msg)
+		var ge *Error
+		if err := CheckRemoteURL(u); errors.As(err, &ge) {
+			return nil, refuse(CodeUnsafeRemote, "remote %q: %s", printable(name), ge.Msg)
 		}
 	}
 	return urls, nil
