@@ -82,6 +82,15 @@ func TestProjectModes(t *testing.T) {
 			t.Fatalf("existing on a non-repository: %d %s", status, body)
 		}
 		b.fails("POST", "/projects", map[string]any{"name": "Gone", "path": "gone", "mode": "existing"}, 400, "invalid_input")
+		// A subdirectory of a repository is not a project: a command could
+		// create .git there, unprotected, and host git would read it.
+		if err := os.MkdirAll(filepath.Join(repo, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if status, body := b.do("POST", "/projects", map[string]any{"name": "Sub", "path": "repo/sub", "mode": "existing"}, b.write); status != 400 ||
+			!strings.Contains(string(body), "not the top level") {
+			t.Fatalf("existing on a repository's subdirectory: %d %s", status, body)
+		}
 		if exists(filepath.Join(b.root, "gone")) {
 			t.Fatal("a refused existing created its directory")
 		}

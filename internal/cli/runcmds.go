@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider/script"
 	"github.com/aos-run/aos/internal/worker"
@@ -58,7 +60,7 @@ func newRunCmd(version string) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.project, "project", ".", "the project's directory (a git repository)")
+	fl.StringVar(&f.project, "project", ".", "the project's directory: the top level of a git repository")
 	fl.StringVar(&f.model, "model", DefaultModel, "model id")
 	fl.StringVar(&f.effort, "effort", "", "low, medium, high, xhigh or max (the provider's default when empty)")
 	fl.StringArrayVar(&f.criteria, "criterion", nil, "a done criterion (repeatable); none asks the agent to propose them")
@@ -73,15 +75,15 @@ func newRunCmd(version string) *cobra.Command {
 
 // create validates the run's input and creates the mission.
 func (s *session) create(ctx context.Context, f runFlags, objective string) (string, error) {
-	dir, err := filepath.Abs(f.project)
-	if err == nil {
-		dir, err = filepath.EvalSymlinks(dir)
-	}
+	// The project must be the top level of a git work tree with a real
+	// .git directory: the one check the engine's setup makes too.
+	dir, err := gitx.CheckProject(ctx, f.project)
 	if err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			return "", &exitError{code: 1, msg: ge.Msg}
+		}
 		return "", &exitError{code: 1, msg: fmt.Sprintf("project %s: %v", f.project, err)}
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", &exitError{code: 1, msg: "project " + f.project + " is not a directory"}
 	}
 	in := engine.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Model: f.model, Effort: f.effort, Network: f.network}
 	if err := in.Validate(); err != nil {

@@ -5,11 +5,13 @@
 package demo
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+
+	"github.com/aos-run/aos/internal/gitx"
 )
 
 //go:embed fix-failing-test.yaml
@@ -45,14 +47,19 @@ func WriteRepo(dir string) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
+	ident := []string{"GIT_AUTHOR_NAME=aos demo", "GIT_AUTHOR_EMAIL=demo@aos.invalid",
+		"GIT_COMMITTER_NAME=aos demo", "GIT_COMMITTER_EMAIL=demo@aos.invalid"}
 	for _, args := range [][]string{
 		{"init", "-q", "-b", "main"},
 		{"add", "."},
-		{"-c", "user.name=aos demo", "-c", "user.email=demo@aos.invalid", "commit", "-q", "-m", "calc: add() and its test"},
+		{"commit", "-q", "-m", "calc: add() and its test"},
 	} {
-		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("demo: git %v: %v: %s", args, err, out)
+		r, err := gitx.Run(context.Background(), gitx.Cmd{Dir: dir, Args: args, Env: ident})
+		if err == nil && r.Code != 0 {
+			err = fmt.Errorf("exit status %d", r.Code)
+		}
+		if err != nil {
+			return fmt.Errorf("demo: git %v: %v: %s", args, err, r.Combined)
 		}
 	}
 	return nil

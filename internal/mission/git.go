@@ -1,45 +1,31 @@
 package mission
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/aos-run/aos/internal/gitx"
 )
 
 // DefaultCloneTimeout bounds a project clone unless Options.CloneTimeout
 // says otherwise.
 const DefaultCloneTimeout = 10 * time.Minute
 
-// gitEnv is the environment every git command runs with: never a prompt
-// (a missing credential fails instead of hanging the request), ssh in
-// batch mode, no protocols from the user's environment, messages in C.
-func (s *Service) gitEnv(extra ...string) []string {
-	env := append(exec.Command("git").Environ(),
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_SSH_COMMAND=ssh -o BatchMode=yes",
-		"GIT_SSH_VARIANT=ssh",
-		"GIT_PROTOCOL_FROM_USER=0",
-		"LC_ALL=C",
-	)
-	env = append(env, extra...)
-	return append(env, s.opts.GitEnv...)
-}
-
-// runGit runs git with args as an argument vector (never through a shell)
-// and returns its trimmed combined output.
-func (s *Service) runGit(ctx context.Context, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = env
-	ownGroup(cmd)
-	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return strings.TrimSpace(out.String()), err
+// runGit runs git through gitx, the one hardened runner of host git
+// (minimal environment, no hooks, https and ssh only, own process group),
+// with the service's extra environment (Options.GitEnv), and returns its
+// trimmed combined output; a non-zero exit is an error.
+func (s *Service) runGit(ctx context.Context, c gitx.Cmd) (string, error) {
+	c.Env = append(append([]string(nil), c.Env...), s.opts.GitEnv...)
+	r, err := gitx.Run(ctx, c)
+	out := strings.TrimSpace(r.Combined)
+	if err == nil && r.Code != 0 {
+		err = fmt.Errorf("git exited with status %d", r.Code)
+	}
+	return out, err
 }
 
 // gitFailure is the error of a failed git command: its first fatal line

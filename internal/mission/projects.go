@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/store"
 )
 
@@ -246,15 +248,18 @@ func emptyDirIn(r *os.Root, dir string) {
 	}
 }
 
-// checkWorkTree requires an existing directory that is a git work tree,
-// looking no higher than the workspace root for its repository.
+// checkWorkTree requires an existing directory that is a project: the
+// top level of a git work tree with a real .git directory (gitx.CheckProject,
+// the one check every front end and the engine use).
 func (s *Service) checkWorkTree(ctx context.Context, pl place) error {
 	if fi, err := os.Stat(pl.abs); !pl.exists || err != nil || !fi.IsDir() {
 		return invalid("path must be an existing directory for mode \"existing\" (use mode \"init\" to create one)")
 	}
-	out, err := s.runGit(ctx, s.gitEnv("GIT_CEILING_DIRECTORIES="+s.rootDir()), "-C", pl.abs, "rev-parse", "--is-inside-work-tree")
-	if err != nil || out != "true" {
-		return invalid("directory is not a git work tree; use mode \"init\" to create a repository")
+	if _, err := gitx.CheckProject(ctx, pl.abs); err != nil {
+		if errors.Is(err, gitx.ErrNotProject) {
+			return invalid("directory is not the top level of a git work tree with a .git directory; use mode \"init\" to create a repository")
+		}
+		return gitFailure("git rev-parse", "", err)
 	}
 	return nil
 }
@@ -262,27 +267,29 @@ func (s *Service) checkWorkTree(ctx context.Context, pl place) error {
 // gitInit makes dir a repository on branch main with an empty first commit,
 // so that HEAD exists and the engine can branch from it.
 func (s *Service) gitInit(ctx context.Context, dir string) error {
-	env := s.gitEnv()
-	if out, err := s.runGit(ctx, env, "-C", dir, "init", "-q", "-b", "main"); err != nil {
+	if out, err := s.runGit(ctx, gitx.Cmd{Dir: dir, Args: []string{"init", "-q", "-b", "main"}}); err != nil {
 		return gitFailure("git init", out, err)
 	}
-	out, err := s.runGit(ctx, env, "-C", dir, "-c", "user.name=Agent OS", "-c", "user.email=aos@aos.invalid", "-c", "commit.gpgSign=false",
-		"commit", "-q", "--allow-empty", "-m", "Initial commit")
+	out, err := s.runGit(ctx, gitx.Cmd{Dir: dir, Env: []string{"GIT_AUTHOR_NAME=Agent OS", "GIT_AUTHOR_EMAIL=aos@aos.invalid",
+		"GIT_COMMITTER_NAME=Agent OS", "GIT_COMMITTER_EMAIL=aos@aos.invalid"},
+		Args: []string{"commit", "-q", "--allow-empty", "-m", "Initial commit"}})
 	if err != nil {
 		return gitFailure("git commit", out, err)
 	}
 	return nil
 }
 
-// gitClone clones url into dir (empty) under the clone timeout, with only
-// the https and ssh transports allowed, no submodules and no prompts.
+// gitClone clones url into dir (empty) under the clone timeout. gitx allows
+// only the https and ssh transports, no submodules, hooks or prompts; the
+// clone adds its address pinning and refuses redirects.
 func (s *Service) gitClone(ctx context.Context, url, dir string, target cloneTarget) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.CloneTimeout)
 	defer cancel()
-	args := append(target.pinArgs(), "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.ssh.allow=always",
-		"-c", "submodule.recurse=false", "-c", "core.hooksPath=/dev/null", "-c", "http.followRedirects=false",
+	args := append(target.pinArgs(), "-c", "http.followRedirects=false",
 		"clone", "--quiet", "--no-recurse-submodules", "--", url, dir)
-	out, err := s.runGit(ctx, s.gitEnv(), args...)
+	// The context's deadline is the clone timeout; gitx's own bound is
+	// only a backstop behind it.
+	out, err := s.runGit(ctx, gitx.Cmd{Args: args, Timeout: s.opts.CloneTimeout + time.Minute})
 	if ctx.Err() == context.DeadlineExceeded {
 		return &Error{Code: CodeGitFailed, Msg: fmt.Sprintf("git clone did not finish within %s", s.opts.CloneTimeout), Err: ctx.Err()}
 	}

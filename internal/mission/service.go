@@ -29,8 +29,9 @@ type Options struct {
 	Logger *slog.Logger
 	// GitEnv is added to the environment of every git command the service
 	// runs (project init, inspection and clone); tests use it to trust a
-	// test server's certificate with GIT_SSL_CAINFO. TLS verification is
-	// never turned off by the service itself.
+	// test server's certificate with GIT_SSL_CAINFO. gitx accepts only a CA
+	// (GIT_SSL_CAINFO, GIT_SSL_CAPATH) and identity variables here. TLS
+	// verification is never turned off by the service itself.
 	GitEnv []string
 	// AllowPrivateClones lets projects be cloned from this machine or a
 	// non-public network (AOS_CLONE_ALLOW_PRIVATE=1); refused by default.

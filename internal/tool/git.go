@@ -1,30 +1,14 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
-	"time"
+
+	"github.com/aos-run/aos/internal/gitx"
 )
-
-// gitTimeout bounds one git invocation.
-const gitTimeout = 2 * time.Minute
-
-// gitHardening is passed to every git call: the workspace is writable by
-// sandboxed commands, so git must not run hooks, an fsmonitor or the ext
-// transport that a command could have configured.
-var gitHardening = []string{
-	"-c", "core.hooksPath=/dev/null",
-	"-c", "core.fsmonitor=false",
-	"-c", "protocol.ext.allow=never",
-	"-c", "core.pager=cat",
-	"--no-pager",
-}
 
 // gitResult is one git invocation's outcome.
 type gitResult struct {
@@ -32,29 +16,31 @@ type gitResult struct {
 	code int
 }
 
-// runGit runs the real git in dir. A non-zero exit is a gitResult, not an
-// error; errors are for git that could not run.
-func runGit(ctx context.Context, dir string, stdin string, env []string, args ...string) (gitResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitHardening...), args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
-	cmd.Env = append(cmd.Env, env...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return gitResult{out: out.String(), code: ee.ExitCode()}, nil
+// openRepo opens the workspace as a project repository through gitx, the
+// one hardened runner of host git. A refusal (not the top level of a
+// repository, config that names a program) is a result the model reads;
+// the returned error is for git that could not run.
+func openRepo(ctx context.Context, tc *Context) (*gitx.Repo, *Result, error) {
+	repo, err := gitx.Open(ctx, tc.Workspace)
+	var ge *gitx.Error
+	if errors.As(err, &ge) {
+		f := fail("%s", ge.Msg)
+		return nil, &f, nil
 	}
 	if err != nil {
-		return gitResult{}, fmt.Errorf("tool: run git %s: %w", args[0], err)
+		return nil, nil, fmt.Errorf("tool: open repository: %w", err)
 	}
-	return gitResult{out: out.String()}, nil
+	return repo, nil, nil
+}
+
+// runGit runs git in repo through gitx. A non-zero exit is a gitResult,
+// not an error; errors are for git that could not run.
+func runGit(ctx context.Context, repo *gitx.Repo, stdin string, env []string, args ...string) (gitResult, error) {
+	r, err := repo.Run(ctx, gitx.Cmd{Args: args, Stdin: stdin, Env: env})
+	if err != nil {
+		return gitResult{}, fmt.Errorf("tool: git %s: %w", args[0], err)
+	}
+	return gitResult{out: r.Combined, code: r.Code}, nil
 }
 
 // gitResultFor turns a git result into a model-visible Result.

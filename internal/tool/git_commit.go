@@ -40,7 +40,7 @@ func GitCommit() Tool {
 	return reconcilable[gitCommitInput]{
 		def: &def[gitCommitInput]{
 			name:        "git_commit",
-			description: "Stage the given paths (or all changes when paths is null) and commit them with the message. Nothing to commit is not an error.",
+			description: "Stage the given paths (or all changes when paths is null) and commit them with the message. Nothing to commit is not an error. Repositories nested inside the workspace are never staged.",
 			schema: mustJSON(object(
 				str("message", "The commit message."),
 				array("paths", "Paths to stage, relative to the workspace; null stages all changes.", stringItems, true),
@@ -61,46 +61,70 @@ func GitCommit() Tool {
 }
 
 func runGitCommit(ctx context.Context, tc *Context, in gitCommitInput) (Result, error) {
+	repo, refused, err := openRepo(ctx, tc)
+	if err != nil || refused != nil {
+		return deref(refused, Result{}), err
+	}
+	// Pathspecs are literal: a model's path is never pathspec magic.
 	add := []string{"add", "-A", "--"}
-	if in.Paths != nil {
+	if in.Paths == nil {
+		add = append(add, ".")
+	} else {
 		for _, p := range *in.Paths {
 			r, err := ResolvePath(tc.Workspace, p)
 			if err != nil {
 				return fail("%v", err), nil
 			}
-			if strings.Split(r.Rel, "/")[0] == ".git" {
+			if strings.EqualFold(strings.Split(r.Rel, "/")[0], ".git") {
 				return fail("path %q: cannot stage .git internals", p), nil
 			}
-			add = append(add, r.Rel)
+			add = append(add, ":(literal)"+r.Rel)
 		}
 	}
-	if r, err := runGit(ctx, tc.Workspace, "", nil, add...); err != nil || r.code != 0 {
+	// A repository inside the project (untracked, or a gitlink) is never
+	// staged: git would record it as a gitlink, or run git status inside
+	// it under its own config, which is the model's to write.
+	nested, err := repo.NestedRepos(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("tool: git_commit: %w", err)
+	}
+	for _, n := range nested {
+		add = append(add, ":(exclude,literal)"+n)
+	}
+	note := ""
+	if len(nested) > 0 {
+		note = "\nnot staged (aos never stages repositories or submodules inside the project): " + strings.Join(nested, ", ")
+	}
+	if r, err := runGit(ctx, repo, "", nil, add...); err != nil || r.code != 0 {
 		if err != nil {
 			return Result{}, err
 		}
 		return gitResultFor(r, ""), nil
 	}
-	r, err := runGit(ctx, tc.Workspace, "", nil, "diff", "--cached", "--quiet")
+	r, err := runGit(ctx, repo, "", nil, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all")
 	if err != nil {
 		return Result{}, err
 	}
 	if r.code == 0 {
-		return Result{OK: true, Output: "nothing to commit: the working tree has no staged changes"}, nil
+		return Result{OK: true, Output: "nothing to commit: the working tree has no staged changes" + note}, nil
+	}
+	ident, err := repo.IdentityEnv(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("tool: git_commit: %w", err)
 	}
 	msg := strings.TrimSpace(in.Message) + "\n\n" + trailers(tc)
-	args := []string{"commit", "--no-verify", "--no-gpg-sign", "-F", "-"}
-	r, err = runGit(ctx, tc.Workspace, msg, identityEnv(ctx, tc.Workspace), args...)
+	r, err = runGit(ctx, repo, msg, ident, "commit", "--no-verify", "--no-gpg-sign", "-F", "-")
 	if err != nil {
 		return Result{}, err
 	}
 	if r.code != 0 {
 		return gitResultFor(r, ""), nil
 	}
-	head, err := runGit(ctx, tc.Workspace, "", nil, "log", "-1", "--format=%H %s")
+	head, err := runGit(ctx, repo, "", nil, "log", "-1", "--no-show-signature", "--format=%H %s")
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{OK: true, Output: "committed " + strings.TrimSpace(head.out)}, nil
+	return Result{OK: true, Output: "committed " + strings.TrimSpace(head.out) + note}, nil
 }
 
 func trailers(tc *Context) string {
@@ -113,20 +137,15 @@ func trailers(tc *Context) string {
 	return b.String()
 }
 
-// identityEnv supplies an author only when the repository has none.
-func identityEnv(ctx context.Context, dir string) []string {
-	r, err := runGit(ctx, dir, "", nil, "config", "user.email")
-	if err == nil && r.code == 0 && strings.TrimSpace(r.out) != "" {
-		return nil
-	}
-	return []string{"GIT_AUTHOR_NAME=aos", "GIT_AUTHOR_EMAIL=aos@localhost", "GIT_COMMITTER_NAME=aos", "GIT_COMMITTER_EMAIL=aos@localhost"}
-}
-
 func reconcileGitCommit(ctx context.Context, tc *Context, _ gitCommitInput) (Reconciliation, error) {
 	if tc.IdemKey == "" {
 		return Reconciliation{State: ReconcileUnknown}, nil
 	}
-	r, err := runGit(ctx, tc.Workspace, "", nil, "log", "-20", "--format=%H%x09%(trailers:key="+TrailerStep+",valueonly,separator=%x20)")
+	repo, refused, err := openRepo(ctx, tc)
+	if err != nil || refused != nil {
+		return Reconciliation{State: ReconcileUnknown}, err
+	}
+	r, err := runGit(ctx, repo, "", nil, "log", "-20", "--no-show-signature", "--format=%H%x09%(trailers:key="+TrailerStep+",valueonly,separator=%x20)")
 	if err != nil || r.code != 0 {
 		return Reconciliation{State: ReconcileUnknown}, err
 	}

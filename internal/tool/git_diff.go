@@ -36,7 +36,11 @@ func GitDiff() Tool {
 }
 
 func runGitDiff(ctx context.Context, tc *Context, in gitDiffInput) (Result, error) {
-	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv"}
+	repo, refused, err := openRepo(ctx, tc)
+	if err != nil || refused != nil {
+		return deref(refused, Result{}), err
+	}
+	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all"}
 	if deref(in.Staged, false) {
 		args = append(args, "--cached")
 	}
@@ -45,9 +49,9 @@ func runGitDiff(ctx context.Context, tc *Context, in gitDiffInput) (Result, erro
 		if err != nil {
 			return fail("%v", err), nil
 		}
-		args = append(args, "--", r.Rel)
+		args = append(args, "--", ":(literal)"+r.Rel)
 	}
-	r, err := runGit(ctx, tc.Workspace, "", nil, args...)
+	r, err := runGit(ctx, repo, "", nil, args...)
 	if err != nil {
 		return Result{}, err
 	}

@@ -2,9 +2,11 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/sandbox"
 )
 
@@ -34,7 +36,7 @@ func GitPush() Tool {
 	return reconcilable[gitPushInput]{
 		def: &def[gitPushInput]{
 			name:        "git_push",
-			description: "Push the current HEAD to a branch on a remote (default origin, and the current branch's name).",
+			description: "Push the current HEAD to a branch on a configured remote (default origin, and the current branch's name). Only https and ssh remotes are allowed.",
 			schema: mustJSON(object(
 				optStr("remote", "Remote name, or null for origin."),
 				optStr("branch", "Remote branch name, or null for the current branch."),
@@ -50,60 +52,81 @@ func GitPush() Tool {
 	}
 }
 
-// pushTarget resolves the remote, branch and local HEAD sha.
-func pushTarget(ctx context.Context, tc *Context, in gitPushInput) (remote, branch, head string, res *Result, err error) {
-	remote = deref(in.Remote, "origin")
+// pushTarget is where a push goes.
+type pushTarget struct {
+	repo                 *gitx.Repo
+	remote, branch, head string
+}
+
+// resolvePush opens the repository, checks that the remote is configured
+// and pushes only over https or ssh, and resolves the branch and local HEAD.
+// A refusal is a result for the model.
+func resolvePush(ctx context.Context, tc *Context, in gitPushInput) (pushTarget, *Result, error) {
+	repo, refused, err := openRepo(ctx, tc)
+	if err != nil || refused != nil {
+		return pushTarget{}, refused, err
+	}
+	pt := pushTarget{repo: repo, remote: deref(in.Remote, "origin")}
+	if _, err := repo.PushURLs(ctx, pt.remote); err != nil {
+		var ge *gitx.Error
+		if errors.As(err, &ge) {
+			f := fail("%s", ge.Msg)
+			return pushTarget{}, &f, nil
+		}
+		return pushTarget{}, nil, fmt.Errorf("tool: git_push: %w", err)
+	}
 	if in.Branch != nil {
-		branch = *in.Branch
+		pt.branch = *in.Branch
 	} else {
-		r, err := runGit(ctx, tc.Workspace, "", nil, "symbolic-ref", "--short", "HEAD")
+		r, err := runGit(ctx, repo, "", nil, "symbolic-ref", "--short", "HEAD")
 		if err != nil {
-			return "", "", "", nil, err
+			return pushTarget{}, nil, err
 		}
 		if r.code != 0 {
 			f := fail("HEAD is detached: name the branch to push")
-			return "", "", "", &f, nil
+			return pushTarget{}, &f, nil
 		}
-		branch = strings.TrimSpace(r.out)
+		pt.branch = strings.TrimSpace(r.out)
 	}
-	r, err := runGit(ctx, tc.Workspace, "", nil, "rev-parse", "HEAD")
+	r, err := runGit(ctx, repo, "", nil, "rev-parse", "HEAD")
 	if err != nil {
-		return "", "", "", nil, err
+		return pushTarget{}, nil, err
 	}
 	if r.code != 0 {
 		f := fail("no commit to push:\n%s", r.out)
-		return "", "", "", &f, nil
+		return pushTarget{}, &f, nil
 	}
-	return remote, branch, strings.TrimSpace(r.out), nil, nil
+	pt.head = strings.TrimSpace(r.out)
+	return pt, nil, nil
 }
 
 func runGitPush(ctx context.Context, tc *Context, in gitPushInput) (Result, error) {
-	remote, branch, head, res, err := pushTarget(ctx, tc, in)
+	pt, res, err := resolvePush(ctx, tc, in)
 	if err != nil || res != nil {
 		return deref(res, Result{}), err
 	}
-	r, err := runGit(ctx, tc.Workspace, "", nil, "push", "--porcelain", "--no-verify", remote, "HEAD:refs/heads/"+branch)
+	r, err := runGit(ctx, pt.repo, "", nil, "push", "--porcelain", "--no-verify", "--no-recurse-submodules", "--", pt.remote, "HEAD:refs/heads/"+pt.branch)
 	if err != nil {
 		return Result{}, err
 	}
 	if r.code != 0 {
 		return gitResultFor(r, ""), nil
 	}
-	return Result{OK: true, Output: fmt.Sprintf("pushed %s to %s %s\n%s", head, remote, branch, r.out), Trust: TrustUntrusted}, nil
+	return Result{OK: true, Output: fmt.Sprintf("pushed %s to %s %s\n%s", pt.head, pt.remote, pt.branch, r.out), Trust: TrustUntrusted}, nil
 }
 
 func reconcileGitPush(ctx context.Context, tc *Context, in gitPushInput) (Reconciliation, error) {
-	remote, branch, head, res, err := pushTarget(ctx, tc, in)
+	pt, res, err := resolvePush(ctx, tc, in)
 	if err != nil || res != nil {
 		return Reconciliation{State: ReconcileUnknown}, err
 	}
-	r, err := runGit(ctx, tc.Workspace, "", nil, "ls-remote", "--heads", remote, "refs/heads/"+branch)
+	r, err := runGit(ctx, pt.repo, "", nil, "ls-remote", "--heads", "--", pt.remote, "refs/heads/"+pt.branch)
 	if err != nil || r.code != 0 {
 		return Reconciliation{State: ReconcileUnknown}, err
 	}
 	remoteSHA, _, _ := strings.Cut(strings.TrimSpace(r.out), "\t")
-	if remoteSHA == head {
-		return Reconciliation{State: ReconcileDone, Output: fmt.Sprintf("pushed %s to %s %s", head, remote, branch)}, nil
+	if remoteSHA == pt.head {
+		return Reconciliation{State: ReconcileDone, Output: fmt.Sprintf("pushed %s to %s %s", pt.head, pt.remote, pt.branch)}, nil
 	}
 	return Reconciliation{State: ReconcileNotDone}, nil
 }

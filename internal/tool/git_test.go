@@ -79,9 +79,9 @@ func TestGitCommit(t *testing.T) {
 func TestGitPushReconcile(t *testing.T) {
 	t.Parallel()
 	tc := newRepo(t)
-	remote := t.TempDir()
-	git(t, remote, "init", "-q", "--bare")
-	git(t, tc.Workspace, "remote", "add", "origin", remote)
+	srv := startGitServer(t)
+	git(t, tc.Workspace, "remote", "add", "origin", srv.URL+"/remote.git")
+	git(t, tc.Workspace, "config", "http.sslCAInfo", srv.CA)
 	push := tool.GitPush()
 	in := json.RawMessage(`{"remote":null,"branch":null}`)
 	rec, err := push.(tool.Reconciler).Reconcile(context.Background(), tc, in)
@@ -93,7 +93,7 @@ func TestGitPushReconcile(t *testing.T) {
 		t.Fatalf("push: %s", res.Output)
 	}
 	head := strings.TrimSpace(git(t, tc.Workspace, "rev-parse", "HEAD"))
-	if got := strings.TrimSpace(git(t, remote, "rev-parse", "refs/heads/main")); got != head {
+	if got := strings.TrimSpace(git(t, srv.Root, "--git-dir=remote.git", "rev-parse", "refs/heads/main")); got != head {
 		t.Fatalf("remote at %s, want %s", got, head)
 	}
 	rec, err = push.(tool.Reconciler).Reconcile(context.Background(), tc, in)

@@ -1,9 +1,9 @@
 //go:build !unix
 
-package mission
+package gitx
 
 import "os/exec"
 
 // ownGroup leaves cmd as it is where process groups do not exist;
-// cancellation kills git itself.
+// cancellation then kills git alone.
 func ownGroup(*exec.Cmd) {}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mission
+package gitx
 
 import (
 	"os/exec"
@@ -8,9 +8,8 @@ import (
 )
 
 // ownGroup puts git in a process group of its own and makes cancellation
-// kill the whole group, so that a timed-out clone also stops the transport
-// helpers it started (git-remote-https, ssh) before its directory is
-// removed.
+// kill the whole group, so that a timed-out git also stops the helpers it
+// started (git-remote-https, ssh).
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
