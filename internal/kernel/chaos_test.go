@@ -176,7 +176,8 @@ func runChild(role string) int {
 		runID := os.Getenv("AOS_TEST_RUN")
 		for {
 			r, err := st.GetRun(ctx, runID)
-			if err == nil && (kernel.IsTerminal(r.Status) || r.Status == kernel.StatusWaiting) {
+			stay := os.Getenv("AOS_TEST_STAY") == "1" // work until killed
+			if err == nil && (kernel.IsTerminal(r.Status) || r.Status == kernel.StatusWaiting && !stay) {
 				cancel()
 				<-done
 				return 0

@@ -113,9 +113,15 @@ type Queries interface {
 	// status. It returns ErrConflict if the step is not in such a state.
 	FinishStep(ctx context.Context, p FinishStepParams) error
 	MarkStepNeedsReconcile(ctx context.Context, runID string, seq int) error
+	// RetryStep consumes an owner's "run it" answer: it moves a
+	// needs_reconcile step at p.Attempt back to started at p.Attempt+1, so
+	// that a crash during that attempt is a new uncertainty. It returns
+	// ErrConflict if the step is not needs_reconcile at p.Attempt.
+	RetryStep(ctx context.Context, p RetryStepParams) error
 
 	InsertWait(ctx context.Context, w Wait) error
 	GetWait(ctx context.Context, id string) (Wait, error)
+	// GetWaitByStep returns the wait of a step with the highest attempt.
 	GetWaitByStep(ctx context.Context, runID string, seq int) (Wait, error)
 	ListWaits(ctx context.Context, p ListWaitsParams) ([]Wait, error)
 	// ResolveWait moves a pending wait to status; ErrConflict if it is no

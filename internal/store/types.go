@@ -123,6 +123,18 @@ type Step struct {
 	WakeAt      int64
 	StartedAt   int64
 	EndedAt     int64
+	// Attempt counts the execution attempts owners authorized by answering
+	// a reconcile question "run it" (RetryStep); 0 for the first execution.
+	Attempt int
+}
+
+// RetryStepParams consumes an owner's "run it": a needs_reconcile step at
+// Attempt becomes started at Attempt+1.
+type RetryStepParams struct {
+	RunID   string
+	Seq     int
+	Attempt int
+	Now     int64
 }
 
 // FinishStepParams records a step's outcome.
@@ -151,6 +163,9 @@ type Wait struct {
 	ResolveBy  int64 // 0 means no expiry
 	CreatedAt  int64
 	ResolvedAt int64
+	// Attempt is the step attempt a reconcile question is about; a step
+	// has at most one wait per attempt.
+	Attempt int
 }
 
 // ListWaitsParams filters ListWaits.
