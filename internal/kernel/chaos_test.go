@@ -58,7 +58,7 @@ func countLines(t *testing.T, path, want string) int {
 	return n
 }
 
-// chaosLogic is 6 steps mixing every effect class. Effects land in dir.
+// chaosLogic is 7 steps mixing every effect class. Effects land in dir.
 func chaosLogic(dir string) kernel.Logic {
 	return func(rc kernel.RunContext) (kernel.Result, error) {
 		var parts []string
@@ -117,6 +117,27 @@ func chaosLogic(dir string) kernel.Logic {
 				func(ctx context.Context, key string) (kernel.Outcome, error) {
 					record(5)
 					return kernel.Outcome{Result: "sent"}, appendLine(filepath.Join(dir, "nu.log"), key)
+				}},
+			// Like git_commit: idempotent by its key, but a second execution
+			// answers differently ("nothing to commit"); its probe finds the
+			// first execution's effect and result.
+			{kernel.StepSpec{Kind: "test", Name: "commit-probed", Effect: kernel.EffectIdempotentWrite, Request: "cp",
+				Reconcile: func(ctx context.Context, req json.RawMessage, key string) (kernel.ReconcileOutcome, error) {
+					if _, err := os.Stat(filepath.Join(dir, "commit-"+strings.ReplaceAll(key, "/", "_"))); err == nil {
+						return kernel.ReconcileOutcome{Answer: kernel.ReconcileDone, Result: "committed"}, nil
+					}
+					return kernel.ReconcileOutcome{Answer: kernel.ReconcileNotDone}, nil
+				}},
+				func(ctx context.Context, key string) (kernel.Outcome, error) {
+					record(6)
+					f, err := os.OpenFile(filepath.Join(dir, "commit-"+strings.ReplaceAll(key, "/", "_")), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+					if errors.Is(err, os.ErrExist) {
+						return kernel.Outcome{Result: "nothing to commit"}, nil
+					}
+					if err != nil {
+						return kernel.Outcome{}, err
+					}
+					return kernel.Outcome{Result: "committed"}, f.Close()
 				}},
 		}
 		for _, s := range steps {
@@ -321,7 +342,7 @@ func TestChaosKillAtEveryStepBoundary(t *testing.T) {
 		if want.Status != kernel.StatusDone {
 			t.Fatalf("baseline = %s %s", want.Status, want.Error)
 		}
-		for seq := 0; seq < 6; seq++ {
+		for seq := 0; seq < 7; seq++ {
 			for _, at := range boundaries {
 				t.Run(fmt.Sprintf("step%d_%s", seq, at), func(t *testing.T) {
 					c := newChaosRun(t, storetest.New(t, db.Driver))
