@@ -269,3 +269,48 @@ func TestRetryStepAndWaitAttempts(t *testing.T) {
 		}
 	})
 }
+
+func TestLeaseHolderAndTakeOver(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "a", 1)
+		seedRun(t, s, "b", 2)
+		dead := store.LeaseHolder{Host: "h1", PID: 41, Proc: "boot/ns/123"}
+		r, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w1", Holder: dead, Now: 10, LeaseUntil: 100})
+		if err != nil || r.Holder != dead {
+			t.Fatalf("claim = %+v %v; want the holder recorded", r.Holder, err)
+		}
+		if _, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w9", Holder: store.LeaseHolder{Host: "h2", PID: 7}, Now: 10, LeaseUntil: 100}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.GetRun(ctx, "a")
+		if got.Holder != dead {
+			t.Fatalf("holder read back = %+v, want %+v", got.Holder, dead)
+		}
+		// Live leases held on h1: a only (b is on h2); none once expired.
+		for _, c := range []struct {
+			host    string
+			now     int64
+			mission string
+			want    int
+		}{{"h1", 50, "", 1}, {"h2", 50, "", 1}, {"h1", 50, "m-b", 0}, {"h1", 101, "", 0}} {
+			rs, err := s.ListLeasedRuns(ctx, store.ListLeasedRunsParams{Host: c.host, Now: c.now, MissionID: c.mission})
+			if err != nil || len(rs) != c.want {
+				t.Fatalf("leased runs on %s at %d (mission %q) = %d %v, want %d", c.host, c.now, c.mission, len(rs), err, c.want)
+			}
+		}
+		me := store.LeaseHolder{Host: "h1", PID: 42, Proc: "boot/ns/456"}
+		old := store.Fence{RunID: "a", Owner: "w1", Token: 1}
+		r, err = s.TakeOverRun(ctx, store.TakeOverRunParams{Old: old, WorkerID: "w2", Holder: me, Now: 20, LeaseUntil: 200})
+		if err != nil || r.LeaseOwner != "w2" || r.FencingToken != 2 || r.Holder != me || r.LeaseExpiresAt != 200 {
+			t.Fatalf("take over = %+v %v", r, err)
+		}
+		// Compare-and-set: the old fence no longer holds it.
+		if _, err := s.TakeOverRun(ctx, store.TakeOverRunParams{Old: old, WorkerID: "w3", Holder: me, Now: 21, LeaseUntil: 200}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second take over = %v, want ErrConflict", err)
+		}
+		if _, err := s.FenceRun(ctx, old, 22, 0); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("dead holder's fence = %v, want ErrFenced", err)
+		}
+	})
+}

@@ -85,6 +85,14 @@ type Queries interface {
 	// incrementing its fencing token. It returns ErrNotFound when none is
 	// runnable.
 	ClaimRun(ctx context.Context, p ClaimRunParams) (Run, error)
+	// ListLeasedRuns returns the running runs whose lease has not expired
+	// and whose holder ran on p.Host.
+	ListLeasedRuns(ctx context.Context, p ListLeasedRunsParams) ([]Run, error)
+	// TakeOverRun leases a running run to p.WorkerID before its lease
+	// expires, incrementing its fencing token, only if p.Old still holds
+	// it; the caller has established that p.Old's process is gone. It
+	// returns ErrConflict otherwise.
+	TakeOverRun(ctx context.Context, p TakeOverRunParams) (Run, error)
 	// FenceRun checks that f still holds the lease, extends it to
 	// leaseUntil when that is non-zero, and returns the run's cancel flag.
 	// It returns ErrFenced otherwise. Inside Tx it guards every write and
