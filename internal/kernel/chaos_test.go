@@ -211,6 +211,23 @@ func runChild(role string) int {
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
+	case "hold":
+		// Holds its run's lease (a minute long) inside a step until killed.
+		opts.Lease = time.Minute
+		k = kernel.New(st, opts)
+		logic := func(rc kernel.RunContext) (kernel.Result, error) {
+			_, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "hold", Effect: kernel.EffectIdempotentWrite, Request: "hold"},
+				func(ctx context.Context, key string) (kernel.Outcome, error) {
+					_ = appendLine(filepath.Join(dir, "holding"), fmt.Sprint(os.Getpid()))
+					<-ctx.Done()
+					return kernel.Outcome{}, ctx.Err()
+				})
+			return kernel.Result{Status: kernel.StatusDone}, err
+		}
+		if err := k.RunWorker(ctx, kernel.WorkerConfig{Logics: map[string]kernel.Logic{"hold": logic}, JanitorEvery: -1}); err != nil {
+			return 1
+		}
+		return 0
 	case "pair", "handover":
 		logic := func(rc kernel.RunContext) (kernel.Result, error) {
 			for i := 0; i < 5; i++ {
