@@ -19,7 +19,9 @@ import (
 
 func holdLogic(rc kernel.RunContext) (kernel.Result, error) {
 	_, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "hold", Effect: kernel.EffectIdempotentWrite, Request: "hold"},
-		func(ctx context.Context, key string) (kernel.Outcome, error) { return kernel.Outcome{Result: "resumed"}, nil })
+		func(ctx context.Context, key string) (kernel.Outcome, error) {
+			return kernel.Outcome{Result: "resumed"}, nil
+		})
 	return kernel.Result{Status: kernel.StatusDone}, err
 }
 
