@@ -24,8 +24,8 @@ func TestResolveLocalMission(t *testing.T) {
 	}{
 		{"abcd1", ids[0], 0},
 		{ids[1], ids[1], 0},
-		{"abcd", "", 1}, // ambiguous
-		{"ffff", "", 4}, // none
+		{"abcd", "", exitUsage}, // ambiguous
+		{"ffff", "", 4},         // none
 		{"ffffffff-0000-4000-8000-000000000000", "", exitNotFound},
 		{"", "", exitUsage},
 	} {
