@@ -327,6 +327,9 @@ func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
 			return kernel.ReconcileOutcome{Answer: kernel.ReconcileUnknown}, nil
 		}
 	}
+	if p.block.Name == "shell" && l.d.DataDir != "" {
+		spec.Reconcile = probeCapture(l.d.DataDir)
+	}
 	// Any step may be asked about after a crash (non_idempotent ones with
 	// no probe or an unsure one). When the owner answers that it ran, the
 	// model reads a truthful, successful result rather than an empty error,
@@ -397,13 +400,23 @@ func (l *loop) toolExec(p *plannedCall) kernel.ExecFunc {
 	// call executes in its own goroutine while the loop folds other results
 	// into the file states.
 	base := toolCtx{l.toolContext("")}
+	dataDir := l.d.DataDir
 	return func(ctx context.Context, key string) (kernel.Outcome, error) {
 		tc := base.withKey(key)
-		r, err := p.t.Run(ctx, tc, p.block.Input)
-		if err != nil {
-			if ctx.Err() != nil {
-				return kernel.Outcome{}, err
+		capture := ""
+		if p.block.Name == "shell" {
+			if capture = capturePath(dataDir, key); capture != "" {
+				if err := clearCapture(capture); err != nil {
+					return kernel.Outcome{}, err
+				}
 			}
+		}
+		r, err := p.t.Run(ctx, tc, p.block.Input)
+		if ctx.Err() != nil {
+			// Interrupted: what ran is unknown, so nothing is captured.
+			return kernel.Outcome{}, context.Cause(ctx)
+		}
+		if err != nil {
 			r = tool.Result{OK: false, Output: "tool failed: " + err.Error()}
 		}
 		name := fmt.Sprintf("%s-%s.txt", p.block.Name, strings.NewReplacer("/", "-").Replace(key))
@@ -411,8 +424,14 @@ func (l *loop) toolExec(p *plannedCall) kernel.ExecFunc {
 		if err != nil {
 			return kernel.Outcome{}, err
 		}
-		return kernel.Outcome{Result: stepResult{OK: r.OK, Content: shaped.Content, Artifact: shaped.Artifact, Trust: r.Trust,
-			FileStateOut: r.FileStateOut, Diff: r.Diff}}, nil
+		res := stepResult{OK: r.OK, Content: shaped.Content, Artifact: shaped.Artifact, Trust: r.Trust,
+			FileStateOut: r.FileStateOut, Diff: r.Diff}
+		if capture != "" {
+			// Best effort: without a capture, a crash before the commit
+			// is asked of the owner, as it was before captures.
+			_ = writeCapture(capture, key, res)
+		}
+		return kernel.Outcome{Result: res}, nil
 	}
 }
 

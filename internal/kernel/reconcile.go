@@ -38,6 +38,9 @@ func (rc *runCtx) resume(seq int, spec StepSpec, rec store.Step, exec ExecFunc) 
 				return rc.execute(seq, spec, rec.Request, exec, nil)
 			}
 			probeNote = "Its probe could not tell whether it took effect."
+			if out.Note != "" {
+				probeNote = out.Note
+			}
 		} else {
 			probeNote = "Its probe failed: " + err.Error()
 		}

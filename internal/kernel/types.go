@@ -74,6 +74,9 @@ const (
 type ReconcileOutcome struct {
 	Answer ReconcileAnswer
 	Result any
+	// Note, for an unknown answer, says what the probe found; the owner's
+	// question shows it.
+	Note string
 }
 
 // StepSpec describes one step.
