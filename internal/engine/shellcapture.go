@@ -63,7 +63,8 @@ func writeCapture(path, key string, r stepResult) error {
 		return fmt.Errorf("engine: shell capture: %w", err)
 	}
 	defer os.Remove(f.Name()) // after a successful rename, a no-op
-	if _, err := f.Write(body); err == nil {
+	_, err = f.Write(body)
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
