@@ -210,7 +210,9 @@ type OwnerMessage struct {
 }
 
 // Hooks are optional callbacks at step boundaries, for chaos tests. They are
-// nil in production.
+// nil in production. For an owner-authorized re-run ("run it"),
+// BeforeIntent and AfterIntent surround the transaction that consumes the
+// answer and starts the new attempt.
 type Hooks struct {
 	BeforeIntent func(runID string, seq int)
 	AfterIntent  func(runID string, seq int)
