@@ -82,6 +82,7 @@ turns:
 	var out strings.Builder
 	q.expect(t, regexp.MustCompile(`is gone; taking over its lease now`), &out)
 	q.expect(t, regexp.MustCompile(`aos stopped while running step \d+: shell: sleep 8; echo slept >> log.txt`), &out)
+	t.Logf("aos resume asked about the interrupted command %s after it started", time.Since(began).Round(time.Millisecond))
 	if el := time.Since(began); el > 30*time.Second {
 		t.Errorf("resume asked after %s; the dead process's 90 s lease must not be waited out", el)
 	}
