@@ -22,6 +22,9 @@ func printWaits(out io.Writer, ws []mission.Wait) {
 	for _, w := range ws {
 		p := payloadOf(w.Payload)
 		detail := str(p, "title")
+		if sum := str(p, "summary"); detail == "" && sum != "" {
+			detail = "did it run? " + sum // a reconcile question
+		}
 		if detail == "" {
 			detail = str(p, "text")
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider/script"
+	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/worker"
 )
 
@@ -69,7 +71,7 @@ func newRunCmd(version string) *cobra.Command {
 	fl.Int64Var(&f.wallSec, "max-wall-sec", 0, "wall-time budget in seconds (0: no limit)")
 	fl.StringVar(&f.network, "network", "none", "sandbox network: none or open")
 	fl.StringVar(&f.onAsk, "on-ask", "wait", "wait: approvals wait for the owner; deny: deny them at once (CI)")
-	fl.BoolVar(&f.json, "json", false, "print only the result envelope as JSON")
+	fl.BoolVar(&f.json, "json", false, "print JSON Lines: {\"missionId\": …} first, the result envelope last")
 	return cmd
 }
 
@@ -124,7 +126,11 @@ func newResumeCmd(version string) *cobra.Command {
 	var asJSON bool
 	var onAsk string
 	cmd := &cobra.Command{
-		Use:   "resume MISSION",
+		Use: "resume MISSION",
+		Long: `Continue an interrupted mission in this process. MISSION is its id or a unique
+prefix of it (among the newest 1000 missions). If the process that ran it
+died on this machine (kill -9, a crash), aos takes its lease over at once;
+otherwise it says whose lease it waits for, and how long.`,
 		Short: "Continue an interrupted mission in this process (after a crash, a reboot or a second Ctrl-C)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,13 +140,15 @@ func newResumeCmd(version string) *cobra.Command {
 			}
 			defer s.close()
 			s.json, s.onAsk = asJSON, onAsk
-			if _, err := s.k.GetMission(cmd.Context(), args[0]); err != nil {
+			id, err := resolveLocalMission(cmd.Context(), s.st, args[0])
+			if err != nil {
 				return err
 			}
-			return s.drive(cmd.Context(), args[0])
+			s.leaseNotice(cmd.Context(), id)
+			return s.drive(cmd.Context(), id)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print only the result envelope as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON Lines: {\"missionId\": …} first, the result envelope last")
 	cmd.Flags().StringVar(&onAsk, "on-ask", "wait", "wait or deny")
 	return cmd
 }
@@ -204,4 +212,53 @@ func newDemoCmd(version string) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&keep, "dir", "", "create the demo repository here instead of a temp dir")
 	return cmd
+}
+
+// resolveLocalMission turns a mission id, or a unique prefix of one among
+// the newest 1000 missions, into the id. None is exit 4, several a usage
+// error.
+func resolveLocalMission(ctx context.Context, st store.Store, id string) (string, error) {
+	if len(id) >= fullIDLen {
+		_, err := st.GetMission(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return "", &exitError{code: exitNotFound, msg: "not found: no mission " + id}
+		}
+		return id, err
+	}
+	ms, err := st.ListMissions(ctx, store.ListMissionsParams{Limit: 1000})
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, m := range ms {
+		if strings.HasPrefix(m.ID, id) {
+			ids = append(ids, m.ID)
+		}
+	}
+	return uniquePrefix("mission", id, ids)
+}
+
+// leaseNotice says whose lease a resume waits for, if any: a holder of this
+// machine that is gone is taken over at once; another is waited for until
+// its lease ends, which it may keep renewing while it runs the mission.
+func (s *session) leaseNotice(ctx context.Context, missionID string) {
+	ls, err := s.k.LeaseHolders(ctx, missionID)
+	if err != nil {
+		return
+	}
+	out := s.out
+	if s.json {
+		out = os.Stderr // stdout carries JSON Lines only
+	}
+	for _, l := range ls {
+		left := l.ExpiresIn.Round(time.Second)
+		switch {
+		case l.Gone:
+			fmt.Fprintf(out, "the aos process that ran this mission (pid %d on %s) is gone; taking over its lease now\n", l.PID, l.Host)
+		case l.Alive:
+			fmt.Fprintf(out, "aos is waiting for the lease of process %d on host %s, which is still running this mission; the lease ends in %s unless that process renews it (stop it to resume here)\n", l.PID, l.Host, left)
+		default:
+			fmt.Fprintf(out, "aos is waiting for the lease of process %d on host %s (worker %s); it ends in %s unless that process renews it\n", l.PID, l.Host, l.Owner, left)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +87,12 @@ func (s *session) close() { _ = s.st.Close() }
 // drive runs the mission's worker and its timeline until the mission ends.
 // The first Ctrl-C cancels the mission; a second leaves it resumable.
 func (s *session) drive(ctx context.Context, missionID string) error {
+	if s.json {
+		// JSON Lines: the mission id first, so a script can resume the
+		// mission after a crash; the result envelope last.
+		line, _ := json.Marshal(map[string]string{"missionId": missionID})
+		fmt.Fprintf(s.out, "%s\n", line)
+	}
 	sb, err := sandbox.New(sandbox.ConfigFromEnv(s.cfg.DataDir))
 	if err != nil {
 		return err

@@ -349,9 +349,50 @@ func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
 			}
 			return kernel.ReconcileOutcome{Answer: kernel.ReconcileUnknown}, nil
 		}
-		spec.AssumedResult = stepResult{OK: true, Content: "The owner confirmed this call took effect before an interruption; its output was not recorded."}
 	}
+	if p.block.Name == "shell" && l.d.DataDir != "" {
+		spec.Reconcile = probeCapture(l.d.DataDir)
+	}
+	// Any step may be asked about after a crash (non_idempotent ones with
+	// no probe or an unsure one). When the owner answers that it ran, the
+	// model reads a truthful, successful result rather than an empty error,
+	// which it would likely answer by running the call again.
+	spec.AssumedResult = assumedResult(p.block.Name)
+	spec.Subject = &kernel.Subject{Tool: p.block.Name, Input: p.block.Input, Summary: subjectSummary(p)}
 	return spec
+}
+
+// assumedResult is the result recorded for a call the owner confirmed ran
+// before a crash, whose output aos never captured.
+func assumedResult(name string) stepResult {
+	what := "This call (" + name + ")"
+	if name == "shell" {
+		what = "This command"
+	}
+	return stepResult{OK: true, Content: what + " ran before a crash; its output was not captured; the owner confirmed it ran. Do not run it again unless you need to."}
+}
+
+// maxSummary bounds a reconcile question's one-line summary; the exact
+// input is in the question's input field.
+const maxSummary = 2000
+
+// subjectSummary is the line a reconcile question shows for a call: the
+// shell's command, or the tool and its approval description.
+func subjectSummary(p *plannedCall) string {
+	s := p.block.Name + ": "
+	if p.block.Name == "shell" {
+		s += shellCommand(p.block.Input)
+	} else {
+		ap := p.t.DescribeForApproval(p.block.Input)
+		s += ap.Title
+		if ap.Detail != "" {
+			s += " — " + ap.Detail
+		}
+	}
+	if r := []rune(s); len(r) > maxSummary {
+		s = string(r[:maxSummary]) + "…"
+	}
+	return s
 }
 
 // toolContext snapshots what a tool call may know of the run. It reads and
@@ -382,13 +423,23 @@ func (l *loop) toolExec(p *plannedCall) kernel.ExecFunc {
 	// call executes in its own goroutine while the loop folds other results
 	// into the file states.
 	base := toolCtx{l.toolContext("")}
+	dataDir := l.d.DataDir
 	return func(ctx context.Context, key string) (kernel.Outcome, error) {
 		tc := base.withKey(key)
-		r, err := p.t.Run(ctx, tc, p.block.Input)
-		if err != nil {
-			if ctx.Err() != nil {
-				return kernel.Outcome{}, err
+		capture := ""
+		if p.block.Name == "shell" {
+			if capture = capturePath(dataDir, key); capture != "" {
+				if err := clearCapture(capture); err != nil {
+					return kernel.Outcome{}, err
+				}
 			}
+		}
+		r, err := p.t.Run(ctx, tc, p.block.Input)
+		if ctx.Err() != nil {
+			// Interrupted: what ran is unknown, so nothing is captured.
+			return kernel.Outcome{}, context.Cause(ctx)
+		}
+		if err != nil {
 			r = tool.Result{OK: false, Output: "tool failed: " + err.Error()}
 		}
 		name := fmt.Sprintf("%s-%s.txt", p.block.Name, strings.NewReplacer("/", "-").Replace(key))
@@ -396,8 +447,14 @@ func (l *loop) toolExec(p *plannedCall) kernel.ExecFunc {
 		if err != nil {
 			return kernel.Outcome{}, err
 		}
-		return kernel.Outcome{Result: stepResult{OK: r.OK, Content: shaped.Content, Artifact: shaped.Artifact, Trust: r.Trust,
-			FileStateOut: r.FileStateOut, Diff: r.Diff}}, nil
+		res := stepResult{OK: r.OK, Content: shaped.Content, Artifact: shaped.Artifact, Trust: r.Trust,
+			FileStateOut: r.FileStateOut, Diff: r.Diff}
+		if capture != "" {
+			// Best effort: without a capture, a crash before the commit
+			// is asked of the owner, as it was before captures.
+			_ = writeCapture(capture, key, res)
+		}
+		return kernel.Outcome{Result: res}, nil
 	}
 }
 

@@ -58,7 +58,7 @@ func countLines(t *testing.T, path, want string) int {
 	return n
 }
 
-// chaosLogic is 6 steps mixing every effect class. Effects land in dir.
+// chaosLogic is 7 steps mixing every effect class. Effects land in dir.
 func chaosLogic(dir string) kernel.Logic {
 	return func(rc kernel.RunContext) (kernel.Result, error) {
 		var parts []string
@@ -118,6 +118,27 @@ func chaosLogic(dir string) kernel.Logic {
 					record(5)
 					return kernel.Outcome{Result: "sent"}, appendLine(filepath.Join(dir, "nu.log"), key)
 				}},
+			// Like git_commit: idempotent by its key, but a second execution
+			// answers differently ("nothing to commit"); its probe finds the
+			// first execution's effect and result.
+			{kernel.StepSpec{Kind: "test", Name: "commit-probed", Effect: kernel.EffectIdempotentWrite, Request: "cp",
+				Reconcile: func(ctx context.Context, req json.RawMessage, key string) (kernel.ReconcileOutcome, error) {
+					if _, err := os.Stat(filepath.Join(dir, "commit-"+strings.ReplaceAll(key, "/", "_"))); err == nil {
+						return kernel.ReconcileOutcome{Answer: kernel.ReconcileDone, Result: "committed"}, nil
+					}
+					return kernel.ReconcileOutcome{Answer: kernel.ReconcileNotDone}, nil
+				}},
+				func(ctx context.Context, key string) (kernel.Outcome, error) {
+					record(6)
+					f, err := os.OpenFile(filepath.Join(dir, "commit-"+strings.ReplaceAll(key, "/", "_")), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+					if errors.Is(err, os.ErrExist) {
+						return kernel.Outcome{Result: "nothing to commit"}, nil
+					}
+					if err != nil {
+						return kernel.Outcome{}, err
+					}
+					return kernel.Outcome{Result: "committed"}, f.Close()
+				}},
 		}
 		for _, s := range steps {
 			res, err := rc.Step(s.spec, s.exec)
@@ -176,7 +197,8 @@ func runChild(role string) int {
 		runID := os.Getenv("AOS_TEST_RUN")
 		for {
 			r, err := st.GetRun(ctx, runID)
-			if err == nil && (kernel.IsTerminal(r.Status) || r.Status == kernel.StatusWaiting) {
+			stay := os.Getenv("AOS_TEST_STAY") == "1" // work until killed
+			if err == nil && (kernel.IsTerminal(r.Status) || r.Status == kernel.StatusWaiting && !stay) {
 				cancel()
 				<-done
 				return 0
@@ -189,6 +211,23 @@ func runChild(role string) int {
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
+	case "hold":
+		// Holds its run's lease (a minute long) inside a step until killed.
+		opts.Lease = time.Minute
+		k = kernel.New(st, opts)
+		logic := func(rc kernel.RunContext) (kernel.Result, error) {
+			_, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "hold", Effect: kernel.EffectIdempotentWrite, Request: "hold"},
+				func(ctx context.Context, key string) (kernel.Outcome, error) {
+					_ = appendLine(filepath.Join(dir, "holding"), fmt.Sprint(os.Getpid()))
+					<-ctx.Done()
+					return kernel.Outcome{}, ctx.Err()
+				})
+			return kernel.Result{Status: kernel.StatusDone}, err
+		}
+		if err := k.RunWorker(ctx, kernel.WorkerConfig{Logics: map[string]kernel.Logic{"hold": logic}, JanitorEvery: -1}); err != nil {
+			return 1
+		}
+		return 0
 	case "pair", "handover":
 		logic := func(rc kernel.RunContext) (kernel.Result, error) {
 			for i := 0; i < 5; i++ {
@@ -320,7 +359,7 @@ func TestChaosKillAtEveryStepBoundary(t *testing.T) {
 		if want.Status != kernel.StatusDone {
 			t.Fatalf("baseline = %s %s", want.Status, want.Error)
 		}
-		for seq := 0; seq < 6; seq++ {
+		for seq := 0; seq < 7; seq++ {
 			for _, at := range boundaries {
 				t.Run(fmt.Sprintf("step%d_%s", seq, at), func(t *testing.T) {
 					c := newChaosRun(t, storetest.New(t, db.Driver))

@@ -74,6 +74,9 @@ const (
 type ReconcileOutcome struct {
 	Answer ReconcileAnswer
 	Result any
+	// Note, for an unknown answer, says what the probe found; the owner's
+	// question shows it.
+	Note string
 }
 
 // StepSpec describes one step.
@@ -83,9 +86,16 @@ type StepSpec struct {
 	Effect Effect
 	// Request is hashed as canonical JSON; replay must ask the same.
 	Request any
-	// Reconcile, for non_idempotent steps, says whether the effect of an
-	// interrupted execution happened.
+	// Reconcile says whether the effect of an interrupted execution
+	// happened. A step with a probe records its intent (like an announced
+	// step) and, found started after a crash, is probed before anything
+	// else, whatever its effect: done records the probe's result (an
+	// idempotent_write that already happened is not run again, so its
+	// result is the first execution's, not a no-op's).
 	Reconcile func(ctx context.Context, request json.RawMessage, idemKey string) (ReconcileOutcome, error)
+	// Subject describes the step to the owner in a reconcile question:
+	// which tool, its exact input and a one-line summary. Optional.
+	Subject *Subject
 	// AssumedResult is recorded when the owner answers that an interrupted
 	// step ran. Nil records null.
 	AssumedResult any
@@ -98,7 +108,20 @@ type StepSpec struct {
 	Announce bool
 }
 
-func (s StepSpec) needsIntent() bool { return s.Effect == EffectNonIdempotent || s.Announce }
+func (s StepSpec) needsIntent() bool {
+	return s.Effect == EffectNonIdempotent || s.Announce || s.Reconcile != nil
+}
+
+// Subject is what a reconcile question shows of its step.
+type Subject struct {
+	// Tool names what the step runs (a tool's name).
+	Tool string `json:"tool"`
+	// Input is the step's exact input (for example a shell command's
+	// JSON input).
+	Input json.RawMessage `json:"input,omitempty"`
+	// Summary is one line a person reads: "shell: echo hi >> log.txt".
+	Summary string `json:"summary,omitempty"`
+}
 
 // Outcome is what a step's exec returns.
 type Outcome struct {
@@ -187,7 +210,9 @@ type OwnerMessage struct {
 }
 
 // Hooks are optional callbacks at step boundaries, for chaos tests. They are
-// nil in production.
+// nil in production. For an owner-authorized re-run ("run it"),
+// BeforeIntent and AfterIntent surround the transaction that consumes the
+// answer and starts the new attempt.
 type Hooks struct {
 	BeforeIntent func(runID string, seq int)
 	AfterIntent  func(runID string, seq int)

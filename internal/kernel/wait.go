@@ -78,6 +78,12 @@ func (rc *runCtx) startedRow(seq int, spec StepSpec, reqJSON []byte, hash string
 // lease, all in one fenced transaction; then it returns the suspension
 // signal.
 func (rc *runCtx) suspendForWait(seq int, kind WaitKind, payload any, timeoutSec int64, pre func(q store.Queries) error) error {
+	return rc.suspendForWaitAttempt(seq, kind, payload, timeoutSec, 0, pre)
+}
+
+// suspendForWaitAttempt is suspendForWait for the question about a step's
+// given attempt (reconcile questions; 0 otherwise).
+func (rc *runCtx) suspendForWaitAttempt(seq int, kind WaitKind, payload any, timeoutSec int64, attempt int, pre func(q store.Queries) error) error {
 	body, err := CanonicalJSON(payload)
 	if err != nil {
 		return &Error{Code: CodeInvalidInput, RunID: rc.run.ID, Seq: seq, Msg: "wait payload is not JSON", Err: err}
@@ -88,7 +94,7 @@ func (rc *runCtx) suspendForWait(seq int, kind WaitKind, payload any, timeoutSec
 		resolveBy = now + timeoutSec*1000
 	}
 	w := store.Wait{ID: newID(), RunID: rc.run.ID, MissionID: rc.run.MissionID, StepSeq: seq, Kind: string(kind), Payload: body,
-		Status: "pending", ResolveBy: resolveBy, CreatedAt: now}
+		Status: "pending", ResolveBy: resolveBy, CreatedAt: now, Attempt: attempt}
 	err = rc.k.tx(rc.ctx, func(q store.Queries) error {
 		if _, err := q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
 			return err

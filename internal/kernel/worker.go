@@ -51,7 +51,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	for name := range cfg.Logics {
 		logics = append(logics, name)
 	}
-	w := &worker{k: k, cfg: cfg, logics: logics, active: map[string]context.CancelCauseFunc{}}
+	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(), active: map[string]context.CancelCauseFunc{}}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
@@ -90,6 +90,7 @@ type worker struct {
 	k      *Kernel
 	cfg    WorkerConfig
 	logics []string
+	holder store.LeaseHolder // this process, recorded with its leases
 	wg     sync.WaitGroup
 
 	mu     sync.Mutex
@@ -133,8 +134,11 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		bell := w.k.workBellChan()
 		now := w.k.now()
-		run, err := w.k.st.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
+		run, err := w.k.st.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Holder: w.holder, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
 			Logics: w.logics, MissionID: w.cfg.MissionID})
+		if errors.Is(err, store.ErrNotFound) {
+			run, err = w.takeOverDead(ctx)
+		}
 		if err == nil {
 			w.wg.Add(1)
 			go func() {

@@ -220,3 +220,97 @@ func TestSpendSettingsRulesWorkers(t *testing.T) {
 		}
 	})
 }
+
+func TestRetryStepAndWaitAttempts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "r", 1)
+		st := store.Step{RunID: "r", Seq: 3, Kind: "tool_call", Name: "shell", Effect: "non_idempotent", RequestHash: "h", Request: []byte(`{}`), Status: "started", IdemKey: "r/3", StartedAt: 1}
+		if err := s.InsertStep(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		// A started step is not retried: only an answered question is.
+		if err := s.RetryStep(ctx, store.RetryStepParams{RunID: "r", Seq: 3, Attempt: 0, Now: 2}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("retry of a started step = %v, want ErrConflict", err)
+		}
+		if err := s.MarkStepNeedsReconcile(ctx, "r", 3); err != nil {
+			t.Fatal(err)
+		}
+		w0 := store.Wait{ID: "w0", RunID: "r", MissionID: "m-r", StepSeq: 3, Kind: "question", Payload: []byte(`{}`), Status: "pending", CreatedAt: 2}
+		if err := s.InsertWait(ctx, w0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RetryStep(ctx, store.RetryStepParams{RunID: "r", Seq: 3, Attempt: 0, Now: 5}); err != nil {
+			t.Fatal(err)
+		}
+		// The answer is used once: a second retry of attempt 0 conflicts.
+		if err := s.RetryStep(ctx, store.RetryStepParams{RunID: "r", Seq: 3, Attempt: 0, Now: 6}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second retry = %v, want ErrConflict", err)
+		}
+		got, _ := s.GetStep(ctx, "r", 3)
+		if got.Status != "started" || got.Attempt != 1 || got.StartedAt != 5 {
+			t.Fatalf("retried step = %s attempt %d started %d, want started attempt 1 at 5", got.Status, got.Attempt, got.StartedAt)
+		}
+		// One question per attempt: a second question about attempt 0
+		// conflicts; one about attempt 1 is the step's wait from now on.
+		dup := w0
+		dup.ID = "w0b"
+		if err := s.InsertWait(ctx, dup); err == nil {
+			t.Fatal("a second wait for the same step attempt was accepted")
+		}
+		w1 := w0
+		w1.ID, w1.Attempt, w1.CreatedAt = "w1", 1, 7
+		if err := s.InsertWait(ctx, w1); err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.GetWaitByStep(ctx, "r", 3)
+		if err != nil || w.ID != "w1" || w.Attempt != 1 {
+			t.Fatalf("wait by step = %s attempt %d (%v), want w1 attempt 1", w.ID, w.Attempt, err)
+		}
+	})
+}
+
+func TestLeaseHolderAndTakeOver(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "a", 1)
+		seedRun(t, s, "b", 2)
+		dead := store.LeaseHolder{Host: "h1", PID: 41, Proc: "boot/ns/123"}
+		r, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w1", Holder: dead, Now: 10, LeaseUntil: 100})
+		if err != nil || r.Holder != dead {
+			t.Fatalf("claim = %+v %v; want the holder recorded", r.Holder, err)
+		}
+		if _, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w9", Holder: store.LeaseHolder{Host: "h2", PID: 7}, Now: 10, LeaseUntil: 100}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.GetRun(ctx, "a")
+		if got.Holder != dead {
+			t.Fatalf("holder read back = %+v, want %+v", got.Holder, dead)
+		}
+		// Live leases held on h1: a only (b is on h2); none once expired.
+		for _, c := range []struct {
+			host    string
+			now     int64
+			mission string
+			want    int
+		}{{"h1", 50, "", 1}, {"h2", 50, "", 1}, {"h1", 50, "m-b", 0}, {"h1", 101, "", 0}} {
+			rs, err := s.ListLeasedRuns(ctx, store.ListLeasedRunsParams{Host: c.host, Now: c.now, MissionID: c.mission})
+			if err != nil || len(rs) != c.want {
+				t.Fatalf("leased runs on %s at %d (mission %q) = %d %v, want %d", c.host, c.now, c.mission, len(rs), err, c.want)
+			}
+		}
+		me := store.LeaseHolder{Host: "h1", PID: 42, Proc: "boot/ns/456"}
+		old := store.Fence{RunID: "a", Owner: "w1", Token: 1}
+		r, err = s.TakeOverRun(ctx, store.TakeOverRunParams{Old: old, WorkerID: "w2", Holder: me, Now: 20, LeaseUntil: 200})
+		if err != nil || r.LeaseOwner != "w2" || r.FencingToken != 2 || r.Holder != me || r.LeaseExpiresAt != 200 {
+			t.Fatalf("take over = %+v %v", r, err)
+		}
+		// Compare-and-set: the old fence no longer holds it.
+		if _, err := s.TakeOverRun(ctx, store.TakeOverRunParams{Old: old, WorkerID: "w3", Holder: me, Now: 21, LeaseUntil: 200}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second take over = %v, want ErrConflict", err)
+		}
+		if _, err := s.FenceRun(ctx, old, 22, 0); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("dead holder's fence = %v, want ErrFenced", err)
+		}
+	})
+}

@@ -85,6 +85,14 @@ type Queries interface {
 	// incrementing its fencing token. It returns ErrNotFound when none is
 	// runnable.
 	ClaimRun(ctx context.Context, p ClaimRunParams) (Run, error)
+	// ListLeasedRuns returns the running runs whose lease has not expired
+	// and whose holder ran on p.Host.
+	ListLeasedRuns(ctx context.Context, p ListLeasedRunsParams) ([]Run, error)
+	// TakeOverRun leases a running run to p.WorkerID before its lease
+	// expires, incrementing its fencing token, only if p.Old still holds
+	// it; the caller has established that p.Old's process is gone. It
+	// returns ErrConflict otherwise.
+	TakeOverRun(ctx context.Context, p TakeOverRunParams) (Run, error)
 	// FenceRun checks that f still holds the lease, extends it to
 	// leaseUntil when that is non-zero, and returns the run's cancel flag.
 	// It returns ErrFenced otherwise. Inside Tx it guards every write and
@@ -113,9 +121,15 @@ type Queries interface {
 	// status. It returns ErrConflict if the step is not in such a state.
 	FinishStep(ctx context.Context, p FinishStepParams) error
 	MarkStepNeedsReconcile(ctx context.Context, runID string, seq int) error
+	// RetryStep consumes an owner's "run it" answer: it moves a
+	// needs_reconcile step at p.Attempt back to started at p.Attempt+1, so
+	// that a crash during that attempt is a new uncertainty. It returns
+	// ErrConflict if the step is not needs_reconcile at p.Attempt.
+	RetryStep(ctx context.Context, p RetryStepParams) error
 
 	InsertWait(ctx context.Context, w Wait) error
 	GetWait(ctx context.Context, id string) (Wait, error)
+	// GetWaitByStep returns the wait of a step with the highest attempt.
 	GetWaitByStep(ctx context.Context, runID string, seq int) (Wait, error)
 	ListWaits(ctx context.Context, p ListWaitsParams) ([]Wait, error)
 	// ResolveWait moves a pending wait to status; ErrConflict if it is no

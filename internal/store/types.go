@@ -63,17 +63,49 @@ type Run struct {
 	UpdatedAt       int64
 	StartedAt       int64
 	EndedAt         int64
+	// Holder is the process that holds (or last held) the lease.
+	Holder LeaseHolder
+}
+
+// LeaseHolder identifies the process holding a run's lease, so that a
+// worker on the same machine can tell whether it is still alive.
+type LeaseHolder struct {
+	Host string // hostname, for people
+	PID  int
+	// Proc identifies the process beyond its pid on its machine (the
+	// kernel's: boot id, pid namespace, start time); "" when unknown.
+	Proc string
 }
 
 // ClaimRunParams selects and leases a run.
 type ClaimRunParams struct {
 	WorkerID   string
+	Holder     LeaseHolder
 	Now        int64
 	LeaseUntil int64
 	// Logics limits the claim to runs of these logics; empty means any.
 	Logics []string
 	// MissionID, when set, limits the claim to that mission's runs.
 	MissionID string
+}
+
+// ListLeasedRunsParams selects runs whose lease is live and held by a
+// process on Host.
+type ListLeasedRunsParams struct {
+	Host      string
+	Now       int64
+	Logics    []string // empty: any
+	MissionID string   // "": any
+}
+
+// TakeOverRunParams moves a live lease from a holder that died to WorkerID,
+// only if the lease is still Old's (compare-and-set on owner and token).
+type TakeOverRunParams struct {
+	Old        Fence
+	WorkerID   string
+	Holder     LeaseHolder
+	Now        int64
+	LeaseUntil int64
 }
 
 // Fence identifies a lease: the run, its holder and the token it was
@@ -123,6 +155,18 @@ type Step struct {
 	WakeAt      int64
 	StartedAt   int64
 	EndedAt     int64
+	// Attempt counts the execution attempts owners authorized by answering
+	// a reconcile question "run it" (RetryStep); 0 for the first execution.
+	Attempt int
+}
+
+// RetryStepParams consumes an owner's "run it": a needs_reconcile step at
+// Attempt becomes started at Attempt+1.
+type RetryStepParams struct {
+	RunID   string
+	Seq     int
+	Attempt int
+	Now     int64
 }
 
 // FinishStepParams records a step's outcome.
@@ -151,6 +195,9 @@ type Wait struct {
 	ResolveBy  int64 // 0 means no expiry
 	CreatedAt  int64
 	ResolvedAt int64
+	// Attempt is the step attempt a reconcile question is about; a step
+	// has at most one wait per attempt.
+	Attempt int
 }
 
 // ListWaitsParams filters ListWaits.

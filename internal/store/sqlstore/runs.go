@@ -10,7 +10,8 @@ import (
 )
 
 const runCols = `id, mission_id, parent_run_id, logic, input, status, lease_owner, lease_expires_at, fencing_token, wake_at,
- cancel_requested, budget_usd, budget_turns, budget_wall_sec, usage, spent_usd, turns, result, error, created_at, updated_at, started_at, ended_at`
+ cancel_requested, budget_usd, budget_turns, budget_wall_sec, usage, spent_usd, turns, result, error, created_at, updated_at, started_at, ended_at,
+ lease_host, lease_pid, lease_proc`
 
 func scanRun(sc interface{ Scan(...any) error }) (store.Run, error) {
 	var r store.Run
@@ -18,7 +19,8 @@ func scanRun(sc interface{ Scan(...any) error }) (store.Run, error) {
 	var result sql.NullString
 	var cancel int
 	err := sc.Scan(&r.ID, &r.MissionID, &r.ParentRunID, &r.Logic, &input, &r.Status, &r.LeaseOwner, &r.LeaseExpiresAt, &r.FencingToken, &r.WakeAt,
-		&cancel, &r.BudgetUSD, &r.BudgetTurns, &r.BudgetWallSec, &usage, &r.SpentUSD, &r.Turns, &result, &r.Error, &r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.EndedAt)
+		&cancel, &r.BudgetUSD, &r.BudgetTurns, &r.BudgetWallSec, &usage, &r.SpentUSD, &r.Turns, &result, &r.Error, &r.CreatedAt, &r.UpdatedAt, &r.StartedAt, &r.EndedAt,
+		&r.Holder.Host, &r.Holder.PID, &r.Holder.Proc)
 	r.Input, r.Usage, r.Result = []byte(input), []byte(usage), rawJSON(result)
 	r.CancelRequested = cancel != 0
 	return r, err
@@ -32,9 +34,10 @@ func (q *queries) InsertRun(ctx context.Context, r store.Run) error {
 	if usage == "" {
 		usage = "{}"
 	}
-	_, err := q.q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`,
+	_, err := q.q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)`,
 		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
-		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt)
+		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt,
+		r.Holder.Host, r.Holder.PID, r.Holder.Proc)
 	if err != nil {
 		return fmt.Errorf("insert run: %w", err)
 	}
@@ -86,12 +89,12 @@ SELECT id FROM tree`, id)
 	return out, rows.Err()
 }
 
-func (q *queries) ClaimRun(ctx context.Context, p store.ClaimRunParams) (store.Run, error) {
-	args := []any{p.WorkerID, p.Now, p.LeaseUntil}
+// runFilter appends the logic and mission conditions of a claim to args.
+func runFilter(args []any, logics []string, missionID string) ([]any, string) {
 	filter := ""
-	if len(p.Logics) > 0 {
+	if len(logics) > 0 {
 		filter += " AND logic IN ("
-		for i, l := range p.Logics {
+		for i, l := range logics {
 			args = append(args, l)
 			if i > 0 {
 				filter += ","
@@ -100,12 +103,17 @@ func (q *queries) ClaimRun(ctx context.Context, p store.ClaimRunParams) (store.R
 		}
 		filter += ")"
 	}
-	if p.MissionID != "" {
-		args = append(args, p.MissionID)
+	if missionID != "" {
+		args = append(args, missionID)
 		filter += fmt.Sprintf(" AND mission_id = $%d", len(args))
 	}
+	return args, filter
+}
+
+func (q *queries) ClaimRun(ctx context.Context, p store.ClaimRunParams) (store.Run, error) {
+	args, filter := runFilter([]any{p.WorkerID, p.Now, p.LeaseUntil, p.Holder.Host, p.Holder.PID, p.Holder.Proc}, p.Logics, p.MissionID)
 	query := `UPDATE runs SET status = 'running', lease_owner = $1, lease_expires_at = $3, fencing_token = fencing_token + 1,
- wake_at = 0, updated_at = $2
+ wake_at = 0, updated_at = $2, lease_host = $4, lease_pid = $5, lease_proc = $6
 WHERE id = (SELECT id FROM runs
   WHERE ((status = 'queued' AND wake_at <= $2) OR (status = 'running' AND lease_expires_at < $2))` + filter + `
   ORDER BY created_at, id LIMIT 1 ` + q.d.SkipLocked + `)
@@ -113,6 +121,39 @@ RETURNING ` + runCols
 	r, err := scanRun(q.q.QueryRowContext(ctx, query, args...))
 	if err != nil {
 		return r, notFound(err, "claim run")
+	}
+	return r, nil
+}
+
+func (q *queries) ListLeasedRuns(ctx context.Context, p store.ListLeasedRunsParams) ([]store.Run, error) {
+	args, filter := runFilter([]any{p.Host, p.Now}, p.Logics, p.MissionID)
+	rows, err := q.q.QueryContext(ctx, `SELECT `+runCols+` FROM runs
+WHERE status = 'running' AND lease_expires_at >= $2 AND lease_host = $1`+filter+` ORDER BY created_at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list leased runs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list leased runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (q *queries) TakeOverRun(ctx context.Context, p store.TakeOverRunParams) (store.Run, error) {
+	r, err := scanRun(q.q.QueryRowContext(ctx, `UPDATE runs SET lease_owner = $4, lease_expires_at = $5, fencing_token = fencing_token + 1,
+ updated_at = $6, lease_host = $7, lease_pid = $8, lease_proc = $9
+WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running'
+RETURNING `+runCols, p.Old.RunID, p.Old.Owner, p.Old.Token, p.WorkerID, p.LeaseUntil, p.Now, p.Holder.Host, p.Holder.PID, p.Holder.Proc))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("take over run %s: %w", p.Old.RunID, store.ErrConflict)
+	}
+	if err != nil {
+		return r, fmt.Errorf("take over run %s: %w", p.Old.RunID, err)
 	}
 	return r, nil
 }

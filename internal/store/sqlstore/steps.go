@@ -8,13 +8,13 @@ import (
 	"github.com/aos-run/aos/internal/store"
 )
 
-const stepCols = `run_id, seq, kind, name, effect, request_hash, request, status, idem_key, result, error, usage, cost_usd, wake_at, started_at, ended_at`
+const stepCols = `run_id, seq, kind, name, effect, request_hash, request, status, idem_key, result, error, usage, cost_usd, wake_at, started_at, ended_at, attempt`
 
 func scanStep(sc interface{ Scan(...any) error }) (store.Step, error) {
 	var s store.Step
 	var req string
 	var result, errJSON, usage sql.NullString
-	err := sc.Scan(&s.RunID, &s.Seq, &s.Kind, &s.Name, &s.Effect, &s.RequestHash, &req, &s.Status, &s.IdemKey, &result, &errJSON, &usage, &s.CostUSD, &s.WakeAt, &s.StartedAt, &s.EndedAt)
+	err := sc.Scan(&s.RunID, &s.Seq, &s.Kind, &s.Name, &s.Effect, &s.RequestHash, &req, &s.Status, &s.IdemKey, &result, &errJSON, &usage, &s.CostUSD, &s.WakeAt, &s.StartedAt, &s.EndedAt, &s.Attempt)
 	s.Request, s.Result, s.Error, s.Usage = []byte(req), rawJSON(result), rawJSON(errJSON), rawJSON(usage)
 	return s, err
 }
@@ -48,10 +48,10 @@ func (q *queries) GetStep(ctx context.Context, runID string, seq int) (store.Ste
 }
 
 func (q *queries) InsertStep(ctx context.Context, s store.Step) error {
-	res, err := q.q.ExecContext(ctx, `INSERT INTO steps (`+stepCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)
+	res, err := q.q.ExecContext(ctx, `INSERT INTO steps (`+stepCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
 ON CONFLICT (run_id, seq) DO NOTHING`,
 		s.RunID, s.Seq, s.Kind, s.Name, s.Effect, s.RequestHash, string(s.Request), s.Status, s.IdemKey,
-		nullJSON(s.Result), nullJSON(s.Error), nullJSON(s.Usage), s.CostUSD, s.WakeAt, s.StartedAt, s.EndedAt)
+		nullJSON(s.Result), nullJSON(s.Error), nullJSON(s.Usage), s.CostUSD, s.WakeAt, s.StartedAt, s.EndedAt, s.Attempt)
 	if err != nil {
 		return fmt.Errorf("insert step: %w", err)
 	}
@@ -78,6 +78,18 @@ func (q *queries) MarkStepNeedsReconcile(ctx context.Context, runID string, seq 
 	_, err := q.q.ExecContext(ctx, `UPDATE steps SET status = 'needs_reconcile' WHERE run_id = $1 AND seq = $2 AND status = 'started'`, runID, seq)
 	if err != nil {
 		return fmt.Errorf("mark step needs_reconcile: %w", err)
+	}
+	return nil
+}
+
+func (q *queries) RetryStep(ctx context.Context, p store.RetryStepParams) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE steps SET status = 'started', attempt = attempt + 1, started_at = $4
+WHERE run_id = $1 AND seq = $2 AND status = 'needs_reconcile' AND attempt = $3`, p.RunID, p.Seq, p.Attempt, p.Now)
+	if err != nil {
+		return fmt.Errorf("retry step: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("retry step %s/%d attempt %d: %w", p.RunID, p.Seq, p.Attempt, store.ErrConflict)
 	}
 	return nil
 }

@@ -9,20 +9,20 @@ import (
 	"github.com/aos-run/aos/internal/store"
 )
 
-const waitCols = `id, run_id, mission_id, step_seq, kind, payload, status, resolution, actor, resolve_by, created_at, resolved_at`
+const waitCols = `id, run_id, mission_id, step_seq, kind, payload, status, resolution, actor, resolve_by, created_at, resolved_at, attempt`
 
 func scanWait(sc interface{ Scan(...any) error }) (store.Wait, error) {
 	var w store.Wait
 	var payload string
 	var res sql.NullString
-	err := sc.Scan(&w.ID, &w.RunID, &w.MissionID, &w.StepSeq, &w.Kind, &payload, &w.Status, &res, &w.Actor, &w.ResolveBy, &w.CreatedAt, &w.ResolvedAt)
+	err := sc.Scan(&w.ID, &w.RunID, &w.MissionID, &w.StepSeq, &w.Kind, &payload, &w.Status, &res, &w.Actor, &w.ResolveBy, &w.CreatedAt, &w.ResolvedAt, &w.Attempt)
 	w.Payload, w.Resolution = []byte(payload), rawJSON(res)
 	return w, err
 }
 
 func (q *queries) InsertWait(ctx context.Context, w store.Wait) error {
-	_, err := q.q.ExecContext(ctx, `INSERT INTO waits (`+waitCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
-		w.ID, w.RunID, w.MissionID, w.StepSeq, w.Kind, string(w.Payload), w.Status, nullJSON(w.Resolution), w.Actor, w.ResolveBy, w.CreatedAt, w.ResolvedAt)
+	_, err := q.q.ExecContext(ctx, `INSERT INTO waits (`+waitCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+		w.ID, w.RunID, w.MissionID, w.StepSeq, w.Kind, string(w.Payload), w.Status, nullJSON(w.Resolution), w.Actor, w.ResolveBy, w.CreatedAt, w.ResolvedAt, w.Attempt)
 	if err != nil {
 		return fmt.Errorf("insert wait: %w", err)
 	}
@@ -38,7 +38,7 @@ func (q *queries) GetWait(ctx context.Context, id string) (store.Wait, error) {
 }
 
 func (q *queries) GetWaitByStep(ctx context.Context, runID string, seq int) (store.Wait, error) {
-	w, err := scanWait(q.q.QueryRowContext(ctx, `SELECT `+waitCols+` FROM waits WHERE run_id = $1 AND step_seq = $2`, runID, seq))
+	w, err := scanWait(q.q.QueryRowContext(ctx, `SELECT `+waitCols+` FROM waits WHERE run_id = $1 AND step_seq = $2 ORDER BY attempt DESC LIMIT 1`, runID, seq))
 	if err != nil {
 		return w, notFound(err, "get wait by step")
 	}
