@@ -89,7 +89,7 @@ func fileAttacks() []attack {
 				}
 			},
 			during:   swapper("d", "l"),
-			missions: []mission{{turns: []script.Turn{reads(40), reads(40), reads(40), reads(40)}}},
+			missions: []mission{{turns: []script.Turn{reads(50), reads(50), reads(50), reads(50), reads(50), reads(50)}}},
 		},
 		{
 			// write_file races the same swap: w is a directory at check time
@@ -104,12 +104,12 @@ func fileAttacks() []attack {
 				}
 			},
 			during:   swapper("w", "wl"),
-			missions: []mission{{turns: []script.Turn{writes(1, 30), writes(2, 30), writes(3, 30), writes(4, 30)}}},
+			missions: []mission{{turns: []script.Turn{writes(1, 50), writes(2, 50), writes(3, 50), writes(4, 50), writes(5, 50), writes(6, 50), writes(7, 50), writes(8, 50)}}},
 		},
 		{
 			// read_file on a FIFO must not hang the worker.
 			name: "fifo-read", class: classTOCTOU,
-			missions: []mission{{timeout: 40 * time.Second, turns: []script.Turn{
+			missions: []mission{{timeout: 25 * time.Second, turns: []script.Turn{
 				turn(sh("mkfifo pipe && ls -l pipe")),
 				turn(readFile("pipe")),
 				turn(call("search", "query", "x", "mode", "literal", "path", "pipe")),

@@ -156,17 +156,24 @@ func terminalControls(out []byte) []string {
 // aos's output; every mission ended in time.
 func (w *world) checkOutside(a attack, before map[string]string, keep []string, f *findings) {
 	reqs, recs := w.requests()
-	if len(recs) == 0 {
+	if len(recs) == 0 && !a.mayRefuse {
 		f.add("the model server saw no request: the attack did not run")
 	}
 	out := w.output()
 	project := repoText(w.repo)
+	events := w.timeline()
+	if len(recs) > 0 && events == "" {
+		w.t.Errorf("the model was called but no event was stored: the timeline check reads the wrong database")
+	}
 	for label, c := range w.canaries {
 		if strings.Contains(reqs, c) {
 			f.add("the %s canary reached the model server (GET /_requests)", label)
 		}
 		if bytes.Contains(out, []byte(c)) {
 			f.add("the %s canary is in aos run's output", label)
+		}
+		if strings.Contains(events, c) {
+			f.add("the %s canary is in the stored timeline (events)", label)
 		}
 		if bytes.Contains(project, []byte(c)) {
 			f.add("the %s canary is in the project's files or commits", label)
@@ -183,6 +190,9 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 	w.mu.Unlock()
 	killed := map[int]bool{}
 	for _, r := range runs {
+		if a.control && r.code != 2 {
+			w.t.Errorf("control: mission %d exited %d, want 2 (partial, its finish)", r.mission+1, r.code)
+		}
 		if r.code == -1 {
 			killed[r.mission] = true
 			f.add("mission %d did not end within its deadline (killed after %s)", r.mission+1, r.elapsed.Round(time.Millisecond))
