@@ -198,8 +198,10 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 			f.add("mission %d did not end within its deadline (killed after %s)", r.mission+1, r.elapsed.Round(time.Millisecond))
 		}
 	}
-	if a.mayRefuse {
-		return
+	for _, rec := range recs {
+		if rec.Error != "" || rec.Status >= 400 {
+			w.t.Errorf("the model server answered %d to %s turn %d: %s (a script bug: the attack did not play out)", rec.Status, rec.Script, rec.Turn, rec.Error)
+		}
 	}
 	for i, m := range a.missions {
 		if killed[i] {
@@ -210,8 +212,14 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 		for _, rec := range recs {
 			seen = seen || (rec.Script == scriptName(i) && rec.Turn == last)
 		}
-		if !seen {
-			w.t.Errorf("mission %d never reached its last turn: the attack did not play out (a harness or script bug?)\n%s", i+1, w.output())
+		switch {
+		case seen:
+		case a.control:
+			w.t.Errorf("control: mission %d never reached its last turn\n%s", i+1, out)
+		default:
+			// aos ended the mission early: a refusal is a defence, and the
+			// checks above judged what happened before it.
+			w.t.Logf("mission %d ended before its last turn (aos refused or failed it)", i+1)
 		}
 	}
 }
