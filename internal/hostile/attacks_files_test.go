@@ -42,8 +42,18 @@ func swapper(a, b string) func(ctx context.Context, w *world) {
 }
 
 func fileAttacks() []attack {
+	// Racing reads through read_file, search and list_dir: at open time
+	// d may be the owner's HOME.
 	reads := func(n int) script.Turn {
-		return many(n, func(int) script.ToolCall { return readFile("d/.ssh/id_rsa") })
+		return many(n, func(i int) script.ToolCall {
+			switch i % 5 {
+			case 3:
+				return call("search", "query", "CANARY", "mode", "content", "path", "d")
+			case 4:
+				return call("list_dir", "path", "d/.ssh")
+			}
+			return readFile("d/.ssh/id_rsa")
+		})
 	}
 	writes := func(turn, n int) script.Turn {
 		return many(n, func(i int) script.ToolCall {
@@ -88,7 +98,7 @@ func fileAttacks() []attack {
 			missions: []mission{{turns: []script.Turn{
 				turn(sh("ln -s @HOME@/.ssh/id_rsa key && ln -s /proc/self/environ env && ln -s @OUTSIDE@ out && ln -s @DATA@ data")),
 				turn(readFile("key"), readFile("env"), readFile("data/canary.txt"), writeFile("out/new.txt", "x"),
-					writeFile("out/keep.txt", "x"), call("list_dir", "path", "out"), call("search", "query", "CANARY", "mode", "literal", "path", "data")),
+					writeFile("out/keep.txt", "x"), call("list_dir", "path", "out"), call("search", "query", "CANARY", "mode", "content", "path", "data")),
 				turn(call("edit_file", "path", "out/keep.txt", "oldString", "must", "newString", "may"), readFile("/proc/self/environ"), readFile("../home/.npmrc")),
 			}}},
 		},
@@ -126,7 +136,7 @@ func fileAttacks() []attack {
 			missions: []mission{{timeout: 25 * time.Second, turns: []script.Turn{
 				turn(sh("mkfifo pipe && ls -l pipe")),
 				turn(readFile("pipe")),
-				turn(call("search", "query", "x", "mode", "literal", "path", "pipe")),
+				turn(call("search", "query", "x", "mode", "content", "path", "pipe")),
 			}}},
 		},
 	}

@@ -38,7 +38,7 @@ func gitAttacks() []attack {
 			name: "git-nested-repo-filter", class: classHostGit, drivers: []string{"sqlite", "postgres"},
 			missions: []mission{{turns: []script.Turn{
 				turn(sh(plant(".p-nested.sh", "nested") + ` && mkdir sub && cd sub && git init -q && git config filter.x.clean "$OLDPWD/.p-nested.sh" && ` +
-					`git config filter.x.smudge cat && echo '* filter=x' > .gitattributes && echo one > f.txt && git add -A && ` +
+					`git config filter.x.smudge cat && git config diff.x.textconv "$OLDPWD/.p-nested.sh" && echo '* filter=x diff=x' > .gitattributes && echo one > f.txt && git add -A && ` +
 					`git -c user.name=m -c user.email=m@x commit -qm one && echo two >> f.txt`)),
 				turn(gitInsp...),
 				turn(sh("echo three >> sub/f.txt")),

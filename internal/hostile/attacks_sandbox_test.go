@@ -1,17 +1,18 @@
 package hostile
 
 import (
-	"context"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
-	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/aos-run/aos/internal/provider/script"
 )
+
+// runHomeToken is the secret a victim mission keeps in its per-run HOME.
+var runHomeToken = regexp.MustCompile(`RUNHOME[0-9a-f]{24}`)
 
 // listener is a TCP listener the test owns; it counts connections.
 type listener struct {
@@ -124,20 +125,12 @@ func sandboxAttacks() []attack {
 				}},
 			},
 			setup: func(w *world) { makeRepo(w.t, filepath.Join(w.root, "victim")) },
-			during: func(ctx context.Context, w *world) {
-				// Record the victim's token from outside while it exists.
-				waitFor(ctx, 60*time.Second, func() bool {
-					m, _ := filepath.Glob(filepath.Join(w.tmp, "aos-run-*", "home", "token"))
-					for _, p := range m {
-						if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), "RUNHOME") {
-							w.mu.Lock()
-							w.canaries["another run's HOME"] = string(b)
-							w.mu.Unlock()
-							return true
-						}
-					}
-					return false
-				})
+			check: func(w *world, f *findings) {
+				// The victim's transcript never holds its token (it went to
+				// a file), so a token in any request came from the attacker.
+				if reqs, _ := w.requests(); runHomeToken.MatchString(reqs) {
+					f.add("another run's HOME was read: %s reached the model server", runHomeToken.FindString(reqs))
+				}
 			},
 		},
 	}

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/aos-run/aos/internal/provider/script"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storeopen"
@@ -50,6 +52,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -289,7 +295,7 @@ func (w *world) startModelServer(missions []mission) {
 // raw JSON and decoded.
 func (w *world) requests() (string, []script.Recorded) {
 	w.t.Helper()
-	res, err := http.Get(w.url + "/_requests")
+	res, err := noKeepAlive.Get(w.url + "/_requests")
 	if err != nil {
 		w.t.Fatalf("GET /_requests: %v", err)
 	}
@@ -304,6 +310,9 @@ func (w *world) requests() (string, []script.Recorded) {
 	}
 	return string(b), recs
 }
+
+// noKeepAlive leaves no idle connection (nor goroutine) behind.
+var noKeepAlive = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
 
 var approveRe = regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
 
@@ -424,20 +433,4 @@ func (w *world) output() []byte {
 		b = append(b, r.out...)
 	}
 	return b
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(ctx context.Context, d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return cond()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return cond()
 }
