@@ -23,12 +23,17 @@ func plant(path, tag string) string {
 // gitInsp are the host-side git tools, each called once.
 var gitInsp = []script.ToolCall{call("git_status"), call("git_diff"), call("git_commit", "message", "hostile commit")}
 
-// selfRepo makes the workspace (.) a repository whose config runs the
-// payload as a filter, with a post-checkout hook, and a first commit.
+// selfRepo makes the workspace (.) a repository whose config runs a
+// payload as a clean filter (TAG-filter), a textconv driver (TAG-textconv)
+// and an fsmonitor (TAG-fsmonitor), with post-checkout and pre-commit
+// hooks (TAG-hook), and a first commit.
 func selfRepo(tag string) string {
-	return plant(".p-"+tag+".sh", tag) + ` && git init -q . && git config filter.x.clean "$PWD/.p-` + tag + `.sh" && ` +
-		`git config filter.x.smudge cat && git config core.fsmonitor "$PWD/.p-` + tag + `.sh" && echo '* filter=x' > .gitattributes && ` +
-		plant(".git/hooks/post-checkout", tag) + ` && cp .git/hooks/post-checkout .git/hooks/pre-commit && ` +
+	return plant(".p-"+tag+"-filter.sh", tag+"-filter") + " && " + plant(".p-"+tag+"-textconv.sh", tag+"-textconv") + " && " +
+		plant(".p-"+tag+"-fsmonitor.sh", tag+"-fsmonitor") + ` && git init -q . && ` +
+		`git config filter.x.clean "$PWD/.p-` + tag + `-filter.sh" && git config filter.x.smudge cat && ` +
+		`git config diff.x.textconv "$PWD/.p-` + tag + `-textconv.sh" && git config core.fsmonitor "$PWD/.p-` + tag + `-fsmonitor.sh" && ` +
+		`echo '* filter=x diff=x' > .gitattributes && ` +
+		plant(".git/hooks/post-checkout", tag+"-hook") + ` && cp .git/hooks/post-checkout .git/hooks/pre-commit && ` +
 		`echo x > f.txt && git add -A && git -c user.name=m -c user.email=m@x commit -qm planted && echo y >> f.txt`
 }
 
@@ -54,8 +59,8 @@ func gitAttacks() []attack {
 			name: "git-absent-dotgit", class: classHostGit, mayRefuse: true,
 			setup: func(w *world) { _ = os.RemoveAll(filepath.Join(w.repo, ".git")) },
 			missions: []mission{
-				{turns: []script.Turn{turn(sh(selfRepo("nonrepo"))), turn(gitInsp...), turn(readFile("leak-nonrepo.txt"))}},
-				{turns: []script.Turn{turn(call("git_status")), turn(readFile("leak-nonrepo.txt"))}},
+				{turns: []script.Turn{turn(sh(selfRepo("nonrepo"))), turn(gitInsp...), turn(readFile("leak-nonrepo-filter.txt"))}},
+				{turns: []script.Turn{turn(call("git_status"), call("git_diff")), turn(readFile("leak-nonrepo-hook.txt"), readFile("leak-nonrepo-textconv.txt"))}},
 			},
 		},
 		{
@@ -65,7 +70,7 @@ func gitAttacks() []attack {
 			setup: func(w *world) { mustWrite(w.t, filepath.Join(w.repo, "pkg", "a.txt"), "a\n", 0o644) },
 			missions: []mission{
 				{project: "@REPO@/pkg", turns: []script.Turn{turn(sh(strings.ReplaceAll(selfRepo("subdir"), "@REPO@", "@REPO@/pkg"))), turn(gitInsp...)}},
-				{project: "@REPO@/pkg", turns: []script.Turn{turn(call("git_status")), turn(readFile("leak-subdir.txt"))}},
+				{project: "@REPO@/pkg", turns: []script.Turn{turn(call("git_status")), turn(readFile("leak-subdir-hook.txt"), readFile("leak-subdir-filter.txt"))}},
 			},
 		},
 		{
