@@ -330,7 +330,7 @@ func (w *world) run(ctx context.Context, i int, m mission) *runResult {
 		network = "none"
 	}
 	onAsk := "deny"
-	if m.approve || m.remember {
+	if m.approve || m.remember || m.answer != "" {
 		onAsk = "wait"
 	}
 	args := []string{"run", "--project", project, "--model", "script:" + scriptName(i), "--criterion", "the objective is met",
@@ -347,6 +347,10 @@ func (w *world) run(ctx context.Context, i int, m mission) *runResult {
 		cmd = exec.Command(aosBin, args...)
 	}
 	cmd.Env = w.env
+	if m.answer != "" {
+		// What the owner types at the terminal's prompts, in order.
+		cmd.Stdin = strings.NewReader(m.answer)
+	}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	start := time.Now()

@@ -48,6 +48,9 @@ type mission struct {
 	approve, remember bool
 	// tty runs aos run on a pseudo-terminal, as a human sees it.
 	tty bool
+	// answer, with tty, is what the owner types at aos run's interactive
+	// prompts (--on-ask wait), say "n\n".
+	answer string
 	// project is the project directory (default the world's repository);
 	// @NAME@ placeholders are expanded.
 	project string
