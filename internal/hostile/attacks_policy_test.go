@@ -56,7 +56,8 @@ func policyAttacks() []attack {
 			name: "policy-remember-bash", class: classPolicy, drivers: []string{"sqlite", "postgres"},
 			setup: func(w *world) { makeRepo(w.t, filepath.Join(w.root, "other")) },
 			missions: []mission{
-				{network: "open", remember: true, turns: []script.Turn{turn(sh("bash build.sh"))}},
+				// "[a]lways for this project" at aos run's terminal prompt.
+				{network: "open", tty: true, answer: "a\n", turns: []script.Turn{turn(sh("bash build.sh"))}},
 				{network: "open", turns: []script.Turn{turn(sh("bash -c 'touch ran-bash-c'")), turn(sh("bash -x -c 'touch ran-bash-x'"))}},
 				{network: "open", project: "@ROOT@/other", turns: []script.Turn{turn(sh("bash build.sh"))}},
 			},

@@ -105,14 +105,17 @@ func controls() []attack {
 				{turns: []script.Turn{turn(sh("rm v1.txt")), turn(sh("touch allowed.txt"))}},
 				{network: "open", remember: true, turns: []script.Turn{turn(sh("bash build.sh"))}},
 				{network: "open", turns: []script.Turn{turn(sh("bash build.sh"))}},
+				// The same through the terminal prompt's "[a]lways".
+				{network: "open", tty: true, answer: "a\n", turns: []script.Turn{turn(sh("sh build.sh"))}},
+				{network: "open", turns: []script.Turn{turn(sh("sh build.sh"))}},
 			},
 			check: func(w *world, f *findings) {
 				if _, err := os.Stat(filepath.Join(w.repo, "v1.txt")); err != nil {
 					w.t.Errorf("control: a plain `rm v1.txt` was not denied by the deny rule")
 				}
 				wantFile(w, "allowed.txt", "")
-				// Once approved with remember, then again without asking.
-				wantFile(w, "built.txt", "built\nbuilt\n")
+				// Each approved with remember, then again without asking.
+				wantFile(w, "built.txt", "built\nbuilt\nbuilt\nbuilt\n")
 			},
 		},
 		{
