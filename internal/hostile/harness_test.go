@@ -317,8 +317,10 @@ var noKeepAlive = &http.Client{Transport: &http.Transport{DisableKeepAlives: tru
 var approveRe = regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
 
 // run runs mission i with `aos run` and returns when it exits or its
-// deadline passes (then it is killed). Approvals are denied at once,
-// or, for m.approve, approved from another process (`aos approve`).
+// deadline passes (then it is killed). Approvals are denied at once, or,
+// for m.approve and m.remember, approved from another process (`aos
+// approve`), or answered at the terminal with m.answer. It may run on its
+// own goroutine (a concurrent mission), so it never calls t.Fatal.
 func (w *world) run(ctx context.Context, i int, m mission) *runResult {
 	t := w.t
 	project := w.repo
@@ -354,10 +356,13 @@ func (w *world) run(ctx context.Context, i int, m mission) *runResult {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start aos run: %v", err)
-	}
 	res := &runResult{mission: i}
+	if err := cmd.Start(); err != nil {
+		// Not Fatal: a concurrent mission runs on its own goroutine.
+		t.Errorf("start aos run: %v", err)
+		res.code = -1
+		return res
+	}
 	var out bytes.Buffer
 	readDone := make(chan struct{})
 	go func() {
@@ -411,7 +416,7 @@ func (w *world) run(ctx context.Context, i int, m mission) *runResult {
 		case errors.As(err, &ee):
 			res.code = ee.ExitCode()
 		case err != nil:
-			t.Fatalf("aos run: %v", err)
+			t.Errorf("aos run: %v", err)
 		}
 	}
 	w.mu.Lock()
