@@ -119,7 +119,9 @@ func controls() []attack {
 			},
 		},
 		{
-			name: "control-sandbox-works", class: classSandbox, control: true,
+			// Under the limits the limit attacks set: 50 processes, a 64 MiB
+			// buffer and a 101 MiB (sparse) file are fine.
+			name: "control-sandbox-works", class: classSandbox, control: true, env: limits,
 			setup: func(w *world) {
 				ip := hostIP()
 				if ip == "" {
@@ -129,8 +131,9 @@ func controls() []attack {
 				w.listeners["out"] = listen(w, ip+":0", "@OUTPORT@")
 			},
 			missions: []mission{{network: "open", approve: true, turns: []script.Turn{
-				turn(sh(dial("@HOSTIP@", "@OUTPORT@") + "; (sleep 0.2 & sleep 0.2 & wait) && dd if=/dev/zero of=small bs=1M count=4 2>/dev/null && " +
-					"echo ok > home-ok.txt && cp home-ok.txt ~/x && cat ~/x > sandbox-ok.txt")),
+				turn(sh(dial("@HOSTIP@", "@OUTPORT@") + `; sh -c 'for i in $(seq 50); do sleep 1 & done; wait' && ` +
+					`dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null && dd if=/dev/zero of=sparse bs=1M count=1 seek=100 2>/dev/null && ` +
+					`dd if=/dev/zero of=small bs=1M count=4 2>/dev/null && echo ok > home-ok.txt && cp home-ok.txt ~/x && cat ~/x > sandbox-ok.txt`)),
 			}}},
 			check: func(w *world, f *findings) {
 				if w.listeners["out"].conns.Load() == 0 {
@@ -139,6 +142,9 @@ func controls() []attack {
 				wantFile(w, "sandbox-ok.txt", "ok")
 				if fi, err := os.Stat(filepath.Join(w.repo, "small")); err != nil || fi.Size() != 4<<20 {
 					w.t.Errorf("control: a 4 MiB file was not written: %v", err)
+				}
+				if fi, err := os.Stat(filepath.Join(w.repo, "sparse")); err != nil || fi.Size() != 101<<20 {
+					w.t.Errorf("control: a 101 MiB sparse file was not written: %v", err)
 				}
 			},
 		},

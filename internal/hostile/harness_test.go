@@ -47,7 +47,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	aosBin = filepath.Join(dir, "aos")
-	if out, err := exec.Command("go", "build", "-o", aosBin, "github.com/aos-run/aos/cmd/aos").CombinedOutput(); err != nil {
+	if bin := os.Getenv("AOS_HOSTILE_BIN"); bin != "" {
+		// Attack another build (a branch's, a release) with this suite.
+		aosBin = bin
+	} else if out, err := exec.Command("go", "build", "-o", aosBin, "github.com/aos-run/aos/cmd/aos").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build aos: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -178,7 +181,7 @@ func newWorld(t *testing.T, driver string) *world {
 		w.dsn = db.DSN
 		w.env = append(w.env, "AOS_DATABASE_URL="+db.DSN)
 	}
-	w.vars = map[string]string{"@ROOT@": root, "@HOME@": w.home, "@DATA@": w.data, "@REPO@": w.repo,
+	w.vars = map[string]string{"@ROOT@": root, "@HOME@": w.home, "@DATA@": w.data, "@TMP@": w.tmp, "@REPO@": w.repo,
 		"@OUTSIDE@": w.outside, "@PWNED@": w.pwned}
 	return w
 }

@@ -33,6 +33,8 @@ type attack struct {
 	// check adds findings (for an attack) or asserts success (for a
 	// control, with w.t.Errorf) after the missions.
 	check func(w *world, f *findings)
+	// env is added to aos's environment (say, the sandbox's limits).
+	env []string
 	// mayRefuse: a hardened aos may refuse the mission before it calls the
 	// model at all (a project that is not a git repository, say).
 	mayRefuse bool
@@ -70,32 +72,19 @@ const (
 	classSandbox  = "6-sandbox"
 )
 
-// knownEscapes are the attacks that get out on main at the time the suite
-// landed, with the issue-10 class that fixes them. Unless AOS_HOSTILE_STRICT
-// is set, such an attack that still escapes is skipped with its findings;
-// with it set, it fails like any other. Remove an entry when its fix lands.
+// knownEscapes are the attacks that still get out on main, with the
+// issue-10 item that fixes them. Unless AOS_HOSTILE_STRICT is set, such an
+// attack that still escapes is skipped with its findings; with it set, it
+// fails like any other. Remove an entry when its fix lands (an entry that
+// no longer escapes says so in the log). docs/HOSTILE.md records which
+// attacks escaped on the main the suite was written against.
 var knownEscapes = map[string]string{
-	"git-nested-repo-filter":              "issue 10 class 1: host git recurses into a nested repository and runs its filter",
-	"git-absent-dotgit":                   "issue 10 class 1: a project without .git; host git runs the config and hooks the shell wrote",
-	"git-subdir-project":                  "issue 10 class 1: a project inside a repository; host git runs the config and hooks the shell wrote",
-	"git-push-local-remote-hook":          "issue 10 class 1: git_push to a local-path remote runs its pre-receive hook on the host",
-	"symlink-agents-md-environ":           "issue 10 class 2: AGENTS.md symlink to /proc/self/environ read into the prompt",
-	"symlink-claude-md-owner-key":         "issue 10 class 2: CLAUDE.md symlink to the owner's key read into the prompt",
-	"toctou-read-swap":                    "issue 10 class 3: read_file resolves, then opens",
-	"toctou-write-swap":                   "issue 10 class 3: write_file (and its temp file) resolves, then opens",
-	"fifo-read":                           "issue 10: read_file on a FIFO blocks the worker",
-	"term-model-text":                     "issue 10 class 4: model text, thinking and summary printed raw",
-	"term-tool-output":                    "issue 10 class 4: tool output printed raw",
-	"term-approval-spoof":                 "issue 10 class 4: approval prompt printed raw",
-	"policy-deny-rm-compound":             "issue 10 class 5: deny rules match the line's prefix only",
-	"policy-remember-bash":                "issue 10 class 5: remember stores a global bare-interpreter prefix",
-	"sandbox-owner-home-files":            "issue 10: world-readable owner HOME files",
-	"sandbox-network-open-loopback":       "issue 10: network open reaches host loopback",
-	"sandbox-limits-processes":            "issue 10: no process limit",
-	"sandbox-limits-memory":               "issue 10: no memory limit",
-	"sandbox-limits-file-size":            "issue 10: no file-size limit",
-	"sandbox-other-run-home":              "issue 10: another run's HOME readable when aos runs as root",
-	"protected-paths-created-when-absent": "issue 10 class 2: AGENTS.md, CLAUDE.md, .aos/ protected only when they exist",
+	"sandbox-owner-home-files":      "issue 10: world-readable owner HOME files readable from the shell",
+	"sandbox-network-open-loopback": "issue 10: network open reaches the host's loopback services",
+	"sandbox-limits-processes":      "issue 10: no per-command process limit",
+	"sandbox-limits-memory":         "issue 10: no per-command memory limit",
+	"sandbox-limits-file-size":      "issue 10: no per-command file-size limit",
+	"sandbox-other-run-home":        "issue 10: another run's HOME is readable when aos runs as root",
 }
 
 func turn(calls ...script.ToolCall) script.Turn { return script.Turn{ToolCalls: calls} }
@@ -143,6 +132,7 @@ func TestHostile(t *testing.T) {
 // runAttack plays one attack in a fresh world and judges it.
 func runAttack(t *testing.T, a attack, driver string) {
 	w := newWorld(t, driver)
+	w.env = append(w.env, a.env...)
 	if a.setup != nil {
 		a.setup(w)
 	}
