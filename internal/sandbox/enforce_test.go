@@ -54,7 +54,7 @@ func TestExtraDenyRead(t *testing.T) {
 	st := newSetup(t)
 	secret := filepath.Join(st.outside, "secret.env")
 	writeFile(t, secret, "TOKEN=CANARY")
-	out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "cat " + secret + "; echo done", Workspace: st.workspace, ExtraDenyRead: []string{secret}})
+	out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "cat " + secret + "; echo done", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraDenyRead: []string{secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestExtraDenyRead(t *testing.T) {
 	}
 	// A missing deny path must leave no placeholder behind.
 	missing := filepath.Join(st.outside, "missing.env")
-	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, ExtraDenyRead: []string{missing}}); err != nil {
+	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraDenyRead: []string{missing}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(missing); !os.IsNotExist(err) {
@@ -136,7 +136,7 @@ func TestUnixSocketRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = l.Close() })
-		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "connect-unix", sock}, Workspace: st.workspace, Network: n})
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "connect-unix", sock}, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: n})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestExitCodesAndSetupErrors(t *testing.T) {
 		}
 	}
 	// bwrap exits 1 for its own failures too; the status fd tells them apart.
-	_, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{"/nonexistent/binary"}, Workspace: st.workspace})
+	_, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{"/nonexistent/binary"}, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home})
 	var se *sandbox.SetupError
 	if !asErr(err, &se) {
 		t.Fatalf("missing binary: err %v, want *SetupError", err)
@@ -280,7 +280,7 @@ func TestGlobalSysctlsUnwritable(t *testing.T) {
 		{"/proc/sys/vm/drop_caches", false},
 		{filepath.Join(st.workspace, "mine"), true}, // positive control
 	} {
-		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "open-write", c.path}, Workspace: st.workspace})
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "open-write", c.path}, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home})
 		if err != nil {
 			t.Fatal(err)
 		}

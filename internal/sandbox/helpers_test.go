@@ -22,6 +22,7 @@ type setup struct {
 	workspace string
 	home      string // the host home the sandbox protects
 	outside   string // a host dir outside the writable roots
+	run       sandbox.RunPaths
 }
 
 func newSetup(t *testing.T) setup {
@@ -32,13 +33,20 @@ func newSetup(t *testing.T) setup {
 		home:      filepath.Join(root, "home"),
 		outside:   filepath.Join(root, "outside"),
 	}
-	for _, d := range []string{st.workspace, filepath.Join(st.home, ".ssh"), st.outside} {
+	for _, d := range []string{st.workspace, filepath.Join(st.home, ".ssh"), st.outside, filepath.Join(root, "runs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeFile(t, filepath.Join(st.home, ".ssh", "id_rsa"), "PRIVATE-KEY-CANARY")
 	writeFile(t, filepath.Join(st.home, "notes.txt"), "public notes")
+	// The run's TMPDIR and HOME, as the engine makes them: their base is
+	// hidden from commands, the test's other dirs are not.
+	run, err := sandbox.RunDirs(filepath.Join(root, "runs"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.run = run
 	st.sb = newSandbox(t, sandbox.Config{HostHome: st.home})
 	return st
 }
@@ -75,7 +83,7 @@ func writeFile(t *testing.T, p, s string) {
 // sh runs a shell command in the setup's workspace.
 func (st setup) sh(t *testing.T, net sandbox.Network, cmd string) sandbox.Outcome {
 	t.Helper()
-	out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, Network: net, Timeout: 20 * time.Second})
+	out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: net, Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("run %q: %v", cmd, err)
 	}

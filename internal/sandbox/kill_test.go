@@ -31,7 +31,7 @@ func TestTimeoutKillsTrappedSetsidChildren(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, Timeout: 500 * time.Millisecond})
+		out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Timeout: 500 * time.Millisecond})
 		done <- result{out, err}
 	}()
 	var out sandbox.Outcome
@@ -64,7 +64,7 @@ func TestCancelKillsEverything(t *testing.T) {
 	t.Cleanup(cancel)
 	done := make(chan sandbox.Outcome, 1)
 	go func() {
-		out, _ := st.sb.Run(ctx, sandbox.Spec{Command: "sleep 3" + marker + " & wait", Workspace: st.workspace})
+		out, _ := st.sb.Run(ctx, sandbox.Spec{Command: "sleep 3" + marker + " & wait", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home})
 		done <- out
 	}()
 	// Match the sleep itself ("sleep\x00<n>"), not bwrap's command line.
@@ -124,8 +124,8 @@ func TestSymlinkedWritableRootRefused(t *testing.T) {
 		{Command: "true", Workspace: link},
 		{Command: "true", Workspace: "relative/path"},
 		{Command: "true", Workspace: st.workspace, TmpDir: link},
-		{Command: "true", Workspace: st.workspace, Network: "lan"},
-		{Command: "true", Workspace: st.workspace, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}},
+		{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: "lan"},
+		{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}},
 		{Command: "true", Workspace: filepath.Join(st.home, ".ssh")},
 		{Command: "true", Workspace: insideSSH}, // inside a protected dir: its cover would hide it
 		{Command: "true", Workspace: st.home},   // a protected dir inside the workspace
@@ -137,7 +137,7 @@ func TestSymlinkedWritableRootRefused(t *testing.T) {
 		}
 	}
 	// Positive control.
-	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace}); err != nil {
+	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home}); err != nil {
 		t.Errorf("positive control: %v", err)
 	}
 }

@@ -64,6 +64,11 @@ type probeArgs struct {
 	TCP           string `json:"tcp"`
 	UDP           string `json:"udp"`
 	Unix          string `json:"unix"`
+	HostHome      string `json:"hostHome"`
+	OtherRun      string `json:"otherRun"`
+	Limits        Limits `json:"limits"`
+	// HomeAllowed are the paths that may show through the hidden home.
+	HomeAllowed []string `json:"homeAllowed"`
 }
 
 // Probe runs the canary probe: a real sandboxed child (ProbeChildMain)
@@ -107,13 +112,30 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 		ProtectedFile: filepath.Join(root, "protected-file"),
 		Secret:        "aos-canary-secret",
 		Unix:          filepath.Join(root, "sock"),
+		Limits:        s.cfg.Limits,
+		HomeAllowed:   append(append([]string{s.cfg.ProbeCommand[0], s.cfg.PrlimitPath}, s.cfg.AllowRead...), root),
+		HostHome:      s.cfg.HostHome,
+		OtherRun:      filepath.Join(root, "runs", runDirPrefix+"other", "home", "secret"),
+	}
+	// The probe's TMPDIR and HOME are laid out as RunDirs makes them, next
+	// to another run's, whose files must stay unreadable.
+	runs := filepath.Join(root, "runs")
+	if err := os.Mkdir(runs, 0o700); err != nil {
+		return r, fmt.Errorf("sandbox: probe dir: %w", err)
+	}
+	mine, err := RunDirs(runs, "probe")
+	if err != nil {
+		return r, err
+	}
+	if _, err := RunDirs(runs, "other"); err != nil {
+		return r, err
 	}
 	for _, d := range []string{a.Workspace, a.Protected} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return r, fmt.Errorf("sandbox: probe dir: %w", err)
 		}
 	}
-	for _, f := range []string{a.Canary, filepath.Join(a.Protected, "secret"), a.ProtectedFile} {
+	for _, f := range []string{a.Canary, filepath.Join(a.Protected, "secret"), a.ProtectedFile, a.OtherRun} {
 		if err := os.WriteFile(f, []byte(a.Secret), 0o644); err != nil {
 			return r, fmt.Errorf("sandbox: probe canary: %w", err)
 		}
@@ -151,7 +173,7 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 	}
 	argv := append(append([]string{}, s.cfg.ProbeCommand...), string(js))
 	out, err := s.run(ctx, Spec{
-		Argv: argv, Workspace: a.Workspace, Network: NetworkNone, Timeout: 30 * time.Second,
+		Argv: argv, Workspace: a.Workspace, TmpDir: mine.TmpDir, Home: mine.Home, Network: NetworkNone, Timeout: 30 * time.Second,
 		ExtraDenyRead: []string{a.Protected, a.ProtectedFile},
 	})
 	if err != nil {

@@ -50,6 +50,9 @@ type Outcome struct {
 	Output []byte
 	// Duration is the wall time of the call.
 	Duration time.Duration
+	// DiskQuota is set when, after the command, the workspace (without
+	// its .git), TMPDIR and HOME use more than Limits.MaxDisk.
+	DiskQuota *QuotaError
 }
 
 // Sandbox runs commands under bwrap. It is safe for concurrent use.
@@ -114,7 +117,11 @@ func (s *Sandbox) run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer cleanup()
-	return s.exec(ctx, p)
+	out, err := s.exec(ctx, p)
+	if err == nil {
+		out.DiskQuota = s.checkDisk(ctx, p)
+	}
+	return out, err
 }
 
 func errNoBwrap() error {
