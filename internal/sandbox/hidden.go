@@ -45,7 +45,7 @@ func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
 		}
 		hidden = append(hidden, real)
 	}
-	hidden = outermost(hidden)
+	hidden = outermost(hidden, p.expose)
 	inHidden := func(x string) bool {
 		for _, h := range hidden {
 			if within(h, x) {
@@ -56,6 +56,7 @@ func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
 	}
 	var want []string
 	want = append(want, s.cfg.AllowRead...)
+	want = append(want, p.expose...)
 	if s.cfg.PrlimitPath != "" {
 		want = append(want, s.cfg.PrlimitPath)
 	}
@@ -75,13 +76,23 @@ func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
 	return hidden, exposed
 }
 
-// outermost sorts dirs and drops duplicates and dirs inside another one.
-func outermost(dirs []string) []string {
+// outermost sorts dirs and drops duplicates and dirs inside another one,
+// unless something in keepUnder lies between them (then the inner one must
+// be hidden again on top of what is exposed).
+func outermost(dirs, keepUnder []string) []string {
 	sort.Strings(dirs)
 	var out []string
 	for _, d := range dirs {
 		if len(out) > 0 && within(out[len(out)-1], d) {
-			continue
+			between := false
+			for _, k := range keepUnder {
+				if within(out[len(out)-1], k) && within(k, d) && k != d {
+					between = true
+				}
+			}
+			if !between {
+				continue
+			}
 		}
 		out = append(out, d)
 	}

@@ -18,6 +18,7 @@ type plan struct {
 	covers               []cover
 	hidden               []string // empty read-only tmpfs: home dirs, other runs' dirs
 	exposed              []string // read-only binds back inside hidden dirs
+	expose               []string // Spec.expose
 	blockFD              int      // bwrap waits on it before the command (network open); 0 = none
 	network              Network
 	devDir               string // private device nodes; "" means --dev /dev
@@ -38,7 +39,7 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout}
+	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.expose}
 	if p.network == "" {
 		p.network = NetworkNone
 	}
@@ -272,11 +273,26 @@ func (p plan) args(seccompFD, statusFD int) []string {
 	// Hidden dirs first (empty tmpfs), then what is exposed inside them,
 	// then the writable roots; the tmpfs are made read-only last, once
 	// every mount point inside them exists.
+	// In path order, so that a dir hidden inside an exposed one (the
+	// probe's run dirs) is hidden again on top of it.
+	type layer struct {
+		path string
+		hide bool
+	}
+	var layers []layer
 	for _, h := range p.hidden {
-		a = append(a, "--tmpfs", h)
+		layers = append(layers, layer{h, true})
 	}
 	for _, e := range p.exposed {
-		a = append(a, "--ro-bind", e, e)
+		layers = append(layers, layer{e, false})
+	}
+	sort.SliceStable(layers, func(i, j int) bool { return layers[i].path < layers[j].path })
+	for _, l := range layers {
+		if l.hide {
+			a = append(a, "--tmpfs", l.path)
+		} else {
+			a = append(a, "--ro-bind", l.path, l.path)
+		}
 	}
 	for _, w := range []string{p.workspace, p.tmp, p.home} {
 		a = append(a, "--bind", w, w)

@@ -175,6 +175,7 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 	out, err := s.run(ctx, Spec{
 		Argv: argv, Workspace: a.Workspace, TmpDir: mine.TmpDir, Home: mine.Home, Network: NetworkNone, Timeout: 30 * time.Second,
 		ExtraDenyRead: []string{a.Protected, a.ProtectedFile},
+		expose:        []string{root}, // the canaries, even when TMPDIR is inside the hidden home
 	})
 	if err != nil {
 		var ue *UnavailableError

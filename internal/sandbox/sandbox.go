@@ -34,6 +34,8 @@ type Spec struct {
 	ReadOnly []string
 	// ExtraDenyRead are more absolute paths hidden for this command.
 	ExtraDenyRead []string
+
+	expose []string // more paths shown read-only inside hidden dirs (the probe's root)
 }
 
 // Outcome is how a command ended.

@@ -1,0 +1,153 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aos-run/aos/internal/sandbox"
+)
+
+// limitedSetup is a setup whose sandbox has small limits.
+func limitedSetup(t *testing.T, l sandbox.Limits) setup {
+	t.Helper()
+	st := newSetup(t)
+	st.sb = newSandbox(t, sandbox.Config{HostHome: st.home, Limits: l})
+	return st
+}
+
+func (st setup) argv(t *testing.T, argv ...string) sandbox.Outcome {
+	t.Helper()
+	out, err := st.sb.Run(context.Background(), sandbox.Spec{Argv: argv, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatalf("run %q: %v", argv, err)
+	}
+	return out
+}
+
+// TestProcessLimit: a command that tries 300 processes gets fewer, and
+// nothing it started outlives it. As root, RLIMIT_NPROC does not apply
+// (the sandbox uid is host root), so this holds only through the pids
+// cgroup; unprivileged, through RLIMIT_NPROC.
+func TestProcessLimit(t *testing.T) {
+	t.Parallel()
+	st := limitedSetup(t, sandbox.Limits{MaxProcs: 64})
+	for _, c := range []struct {
+		n       int
+		allowed bool
+	}{{300, false}, {20, true}} { // 20: positive control
+		out := st.argv(t, os.Args[0], "helper", "spawn", fmt.Sprint(c.n))
+		var started int
+		if _, err := fmt.Sscanf(lastLine(out.Output), "started=%d", &started); err != nil {
+			t.Fatalf("spawn %d: output %q", c.n, out.Output)
+		}
+		if c.allowed && started != c.n || !c.allowed && (started >= 64 || started == 0) {
+			t.Errorf("spawn %d: %d started (limit 64)", c.n, started)
+		}
+		t.Logf("spawn %d: %d started", c.n, started)
+	}
+	// Nothing it left behind survives it: the sleeps die with the command.
+	waitFor(t, 5*time.Second, "spawned sleeps to die", func() bool { return len(commandsStarting("sleep\x0030\x00")) == 0 })
+}
+
+// TestMemoryLimit: allocating 1 GiB fails under a 256 MiB limit; 32 MiB
+// works.
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	st := limitedSetup(t, sandbox.Limits{MaxMemory: 256 << 20})
+	for _, c := range []struct {
+		n  int64
+		ok bool
+	}{{1 << 30, false}, {32 << 20, true}} {
+		out := st.argv(t, os.Args[0], "helper", "alloc", fmt.Sprint(c.n))
+		got := out.ExitCode == 0 && strings.Contains(string(out.Output), fmt.Sprintf("allocated=%d", c.n))
+		if got != c.ok {
+			t.Errorf("alloc %d: exit %d, want ok=%v; output %s", c.n, out.ExitCode, c.ok, lastLines(out.Output))
+		}
+	}
+}
+
+// TestFileSizeAndOpenFilesLimits: a write beyond the file-size limit
+// fails and leaves at most the limit on disk; smaller files are fine; the
+// descriptor limit is what the command sees, soft and hard.
+func TestFileSizeAndOpenFilesLimits(t *testing.T) {
+	t.Parallel()
+	st := limitedSetup(t, sandbox.Limits{MaxFileSize: 1 << 20, MaxOpenFiles: 77})
+	out := st.sh(t, sandbox.NetworkNone, "head -c 2097152 /dev/zero > big; echo big=$?; head -c 524288 /dev/zero > small; echo small=$?; echo nofile=$(ulimit -n)/$(ulimit -Hn)")
+	s := string(out.Output)
+	if fi, err := os.Stat(filepath.Join(st.workspace, "big")); err != nil || fi.Size() > 1<<20 || strings.Contains(s, "big=0") {
+		t.Errorf("write past the limit: %v %v; output %s", fi.Size(), err, s)
+	}
+	if fi, err := os.Stat(filepath.Join(st.workspace, "small")); err != nil || fi.Size() != 524288 || !strings.Contains(s, "small=0") {
+		t.Errorf("positive control: small file: %v; output %s", err, s)
+	}
+	if !strings.Contains(s, "nofile=77/77") {
+		t.Errorf("descriptor limit: %s", s)
+	}
+}
+
+// TestDiskQuota: after a command, a run over its disk quota is reported
+// (Outcome.DiskQuota); under it, not. .git does not count.
+func TestDiskQuota(t *testing.T) {
+	t.Parallel()
+	st := limitedSetup(t, sandbox.Limits{MaxDisk: 1 << 20})
+	if err := os.MkdirAll(filepath.Join(st.workspace, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(st.workspace, ".git", "pack"), strings.Repeat("x", 2<<20))
+	out := st.sh(t, sandbox.NetworkNone, "head -c 102400 /dev/urandom > a")
+	if out.DiskQuota != nil {
+		t.Errorf("positive control: 100 KiB (and a 2 MiB .git) over a 1 MiB quota: %v", out.DiskQuota)
+	}
+	out = st.sh(t, sandbox.NetworkNone, "head -c 700000 /dev/urandom > b; head -c 700000 /dev/urandom > $TMPDIR/c")
+	if out.DiskQuota == nil || out.DiskQuota.Limit != 1<<20 || out.DiskQuota.Used <= 1<<20 {
+		t.Fatalf("1.4 MB in workspace and TMPDIR: DiskQuota %v", out.DiskQuota)
+	}
+	t.Log(out.DiskQuota)
+}
+
+func TestDiskUsage(t *testing.T) {
+	t.Parallel()
+	d := realTemp(t)
+	writeFile(t, filepath.Join(d, "a"), strings.Repeat("x", 64<<10))
+	if err := os.Link(filepath.Join(d, "a"), filepath.Join(d, "a-link")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(d, "sparse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil { // 1 GiB apparent, no blocks
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	if err := os.Mkdir(filepath.Join(d, "skip"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(d, "skip", "big"), strings.Repeat("x", 1<<20))
+	used, err := sandbox.DiskUsage(t.Context(), []string{d}, []string{filepath.Join(d, "skip")}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used < 64<<10 || used > 256<<10 {
+		t.Errorf("used %d, want about 64 KiB (one copy of a, a sparse file, no skip/)", used)
+	}
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+func lastLines(b []byte) string {
+	if len(b) > 600 {
+		b = b[len(b)-600:]
+	}
+	return string(b)
+}
