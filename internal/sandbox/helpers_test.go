@@ -131,3 +131,31 @@ func commandsStarting(prefix string) []string {
 	}
 	return pids
 }
+
+// needOpenNetwork skips a test of network open where this user cannot
+// open /dev/net/tun (slirp4netns needs it; Run then fails closed with an
+// *UnavailableError, which TestOpenNetworkFailsClosed checks).
+func needOpenNetwork(t *testing.T) {
+	t.Helper()
+	if !openNetworkOK() {
+		t.Skipf("network open unavailable to uid %d: /dev/net/tun cannot be opened", os.Getuid())
+	}
+}
+
+// networks are the modes this user can test: open only with /dev/net/tun.
+func networks(t *testing.T) []sandbox.Network {
+	if openNetworkOK() {
+		return []sandbox.Network{sandbox.NetworkNone, sandbox.NetworkOpen}
+	}
+	t.Logf("network open unavailable to uid %d (/dev/net/tun): testing none only", os.Getuid())
+	return []sandbox.Network{sandbox.NetworkNone}
+}
+
+func openNetworkOK() bool {
+	f, err := os.OpenFile("/dev/net/tun", os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	_ = f.Close()
+	return true
+}

@@ -177,21 +177,94 @@ func TestFailClosed(t *testing.T) {
 	}
 }
 
-// TestWorkerDeathKillsJob: when the worker is SIGKILLed, its sandboxed
-// command dies too.
+// TestWorkerDeathKillsJob: when the worker is SIGKILLed, everything it
+// started for the sandbox dies too, bwrap included: during a command
+// (network none and open, whose slirp4netns must go too) and during the
+// canary probe.
 func TestWorkerDeathKillsJob(t *testing.T) {
 	t.Parallel()
-	marker := fmt.Sprintf("3%d", time.Now().UnixNano()%100000)
-	worker := exec.Command(os.Args[0], "helper", "run-sleep", marker)
-	worker.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-	if err := worker.Start(); err != nil {
-		t.Fatal(err)
+	for i, mode := range []string{"none", "open", "probe"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if mode == "open" {
+				needOpenNetwork(t)
+			}
+			marker := fmt.Sprintf("3%d%d", i, time.Now().UnixNano()%100000)
+			worker := exec.Command(os.Args[0], "helper", "run-sleep", marker, mode)
+			worker.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			if err := worker.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
+			waitFor(t, 20*time.Second, "sandboxed sleep to start", func() bool { return len(commandsStarting("sleep\x00"+marker)) > 0 })
+			// Everything the worker started: bwrap (whose command line
+			// holds the marker) and its direct children such as
+			// slirp4netns.
+			children := childrenOf(worker.Process.Pid)
+			if len(processesWith(marker)) < 3 {
+				t.Fatalf("want bwrap and sleep with the marker, got %v", processesWith(marker))
+			}
+			if mode == "open" && !hasCommand(children, "slirp4netns") {
+				t.Fatalf("no slirp4netns among the worker's children %v", children)
+			}
+			if err := worker.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = worker.Wait()
+			waitFor(t, 5*time.Second, "the job to die with its worker", func() bool {
+				return len(processesWith(marker)) == 0 && len(alive(children)) == 0
+			})
+		})
 	}
-	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
-	waitFor(t, 20*time.Second, "sandboxed sleep to start", func() bool { return len(commandsStarting("sleep\x00"+marker)) > 0 })
-	if err := worker.Process.Kill(); err != nil {
-		t.Fatal(err)
+}
+
+// childrenOf lists pid's direct children as "pid starttime comm".
+func childrenOf(pid int) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... field 22 is the start time.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		comm := string(b[bytes.IndexByte(b, '(')+1 : i])
+		if len(f) > 19 && f[1] == fmt.Sprint(pid) {
+			out = append(out, e.Name()+" "+f[19]+" "+comm)
+		}
 	}
-	_ = worker.Wait()
-	waitFor(t, 5*time.Second, "sleep to die with its worker", func() bool { return len(commandsStarting("sleep\x00"+marker)) == 0 })
+	return out
+}
+
+func hasCommand(procs []string, comm string) bool {
+	for _, p := range procs {
+		if strings.HasSuffix(p, " "+comm) {
+			return true
+		}
+	}
+	return false
+}
+
+// alive lists the entries of procs (from childrenOf) whose pid still runs
+// with the same start time, zombies excluded.
+func alive(procs []string) []string {
+	var out []string
+	for _, p := range procs {
+		f := strings.Fields(p)
+		b, err := os.ReadFile(filepath.Join("/proc", f[0], "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		st := strings.Fields(string(b[i+1:]))
+		if len(st) > 19 && st[19] == f[1] && st[0] != "Z" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

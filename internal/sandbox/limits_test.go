@@ -38,11 +38,12 @@ func (st setup) argv(t *testing.T, argv ...string) sandbox.Outcome {
 func TestProcessLimit(t *testing.T) {
 	t.Parallel()
 	st := limitedSetup(t, sandbox.Limits{MaxProcs: 64})
+	secs := fmt.Sprintf("4%d", time.Now().UnixNano()%100000) // a marker
 	for _, c := range []struct {
 		n       int
 		allowed bool
 	}{{300, false}, {20, true}} { // 20: positive control
-		out := st.argv(t, os.Args[0], "helper", "spawn", fmt.Sprint(c.n))
+		out := st.argv(t, os.Args[0], "helper", "spawn", fmt.Sprint(c.n), secs)
 		var started int
 		if _, err := fmt.Sscanf(lastLine(out.Output), "started=%d", &started); err != nil {
 			t.Fatalf("spawn %d: output %q", c.n, out.Output)
@@ -53,7 +54,7 @@ func TestProcessLimit(t *testing.T) {
 		t.Logf("spawn %d: %d started", c.n, started)
 	}
 	// Nothing it left behind survives it: the sleeps die with the command.
-	waitFor(t, 5*time.Second, "spawned sleeps to die", func() bool { return len(commandsStarting("sleep\x0030\x00")) == 0 })
+	waitFor(t, 5*time.Second, "spawned sleeps to die", func() bool { return len(commandsStarting("sleep\x00"+secs+"\x00")) == 0 })
 }
 
 // TestMemoryLimit: allocating 1 GiB fails under a 256 MiB limit; 32 MiB

@@ -69,11 +69,11 @@ func helper(args []string) int {
 		out, err := sb.Run(context.Background(), sandbox.Spec{Command: "sleep " + args[1], Workspace: ws, Network: sandbox.Network(strings.TrimPrefix(mode, "probe"))})
 		fmt.Println(out, err)
 		return 0
-	case "spawn": // spawn N: start N sleeping children, report how many started
+	case "spawn": // spawn N SECONDS: start N sleeping children, report how many started
 		n, _ := strconv.Atoi(args[1])
 		started := 0
 		for i := 0; i < n; i++ {
-			if exec.Command("sleep", "30").Start() == nil {
+			if exec.Command("sleep", args[2]).Start() == nil {
 				started++
 			}
 		}

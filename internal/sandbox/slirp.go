@@ -41,6 +41,9 @@ func errNoSlirp() error {
 // child) and waits until tap0 is configured. It must run on the locked
 // OS thread that started bwrap, so that Pdeathsig kills it with aos.
 func (s *Sandbox) startSlirp(pid, blockFD int) (*slirp, error) {
+	if err := tunUsable(); err != nil {
+		return nil, err
+	}
 	// bwrap reports the child's pid before the child has set up its own
 	// loopback; slirp4netns configuring the namespace at the same time
 	// makes that setup fail. The child reads the block fd only once its
@@ -58,16 +61,32 @@ func (s *Sandbox) startSlirp(pid, blockFD int) (*slirp, error) {
 		_ = readyW.Close()
 		return nil, fmt.Errorf("sandbox: slirp exit pipe: %w", err)
 	}
+	// --enable-seccomp limits slirp4netns's own syscalls; --enable-sandbox
+	// (its own mount namespace, dropped capabilities) needs root.
 	args := []string{"--configure", "--mtu=65520", "--disable-host-loopback",
-		"--enable-sandbox", "--enable-seccomp", "--ready-fd=3", "--exit-fd=4", "--netns-type=path"}
-	if os.Geteuid() != 0 {
-		// The namespace belongs to bwrap's user namespace: join it first.
-		args = append(args, "--userns-path=/proc/"+strconv.Itoa(pid)+"/ns/user")
+		"--enable-seccomp", "--ready-fd=3", "--exit-fd=4"}
+	extra := []*os.File{readyW, exitR}
+	if os.Geteuid() == 0 {
+		args = append(args, "--enable-sandbox")
+	} else {
+		// Unprivileged, slirp4netns must first join the user namespace
+		// that owns the network namespace. With --disable-userns the
+		// child sits in a nested one, so ask the kernel for the owner.
+		owner, err := netnsOwner(pid)
+		if err != nil {
+			_ = readyW.Close()
+			_ = exitR.Close()
+			_ = exitW.Close()
+			return nil, err
+		}
+		defer func() { _ = owner.Close() }()
+		extra = append(extra, owner)
+		args = append(args, "--userns-path=/proc/self/fd/5")
 	}
-	args = append(args, "/proc/"+strconv.Itoa(pid)+"/ns/net", "tap0")
+	args = append(args, "--netns-type=path", "/proc/"+strconv.Itoa(pid)+"/ns/net", "tap0")
 	cmd := exec.Command(s.cfg.SlirpPath, args...)
 	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{readyW, exitR}
+	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -95,7 +114,32 @@ func (s *Sandbox) startSlirp(pid, blockFD int) (*slirp, error) {
 	case <-timer.C:
 	}
 	sl.stop()
-	return nil, &SetupError{Message: "slirp4netns did not configure the network namespace: " + lastLines(out.Bytes(), 3)}
+	return nil, &SetupError{Message: "slirp4netns did not configure the network namespace: " + strings.ReplaceAll(strings.TrimSpace(string(out.Bytes())), "\n", "; ")}
+}
+
+// tunUsable checks that this user may open /dev/net/tun, which
+// slirp4netns needs (opening it creates nothing).
+func tunUsable() error {
+	f, err := os.OpenFile("/dev/net/tun", os.O_RDWR, 0)
+	if err != nil {
+		return &UnavailableError{Reason: fmt.Sprintf("network: open needs /dev/net/tun for slirp4netns: %v", err),
+			Fix: "make /dev/net/tun readable and writable by aos's user (mode 0666 is the usual default), or use network: none"}
+	}
+	return f.Close()
+}
+
+// netnsOwner opens the user namespace that owns pid's network namespace.
+func netnsOwner(pid int) (*os.File, error) {
+	ns, err := os.Open("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	if err != nil {
+		return nil, &SetupError{Message: fmt.Sprintf("open the sandbox's network namespace: %v", err)}
+	}
+	defer func() { _ = ns.Close() }()
+	fd, err := unix.IoctlRetInt(int(ns.Fd()), unix.NS_GET_USERNS)
+	if err != nil {
+		return nil, &SetupError{Message: fmt.Sprintf("find the owner of the sandbox's network namespace: %v", err)}
+	}
+	return os.NewFile(uintptr(fd), "userns"), nil
 }
 
 // waitBlockedRead polls /proc/PID/syscall until pid is blocked in
