@@ -35,6 +35,9 @@ func ProbeChildMain(args []string) int {
 		return 2
 	}
 	checks := probeInside(a)
+	if a.Network == NetworkOpen {
+		checks = probeOpenInside(a)
+	}
 	js, _ := json.Marshal(checks)
 	fmt.Println(probeResultPrefix + string(js))
 	return 0
@@ -196,6 +199,35 @@ func limitsCheck(l Limits) Check {
 	c.OK = len(bad) == 0
 	c.Detail = fmt.Sprintf("mismatches: %v", bad)
 	return c
+}
+
+// probeOpenInside tries the host's loopback services from a network-open
+// sandbox, directly and through slirp's gateway address.
+func probeOpenInside(a probeArgs) []Check {
+	var cs []Check
+	_, tport, _ := net.SplitHostPort(a.TCP)
+	_, uport, _ := net.SplitHostPort(a.UDP)
+	for _, host := range []string{"127.0.0.1", "10.0.2.2"} {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(host, tport), 2*time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		cs = append(cs, Check{Name: "open_tcp_" + host + "_refused", OK: err != nil, Detail: fmt.Sprintf("connect: %v", err)})
+		if c, err := net.Dial("udp", net.JoinHostPort(host, uport)); err == nil {
+			_, _ = c.Write([]byte("probe")) // the parent checks nothing arrived
+			_ = c.Close()
+		}
+	}
+	// Positive control: outbound traffic has somewhere to go.
+	b, err := os.ReadFile("/proc/net/route")
+	route := false
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "00000000" {
+			route = true
+		}
+	}
+	cs = append(cs, Check{Name: "open_default_route", OK: route, Detail: fmt.Sprintf("/proc/net/route: %v %q", err, strings.TrimSpace(string(b)))})
+	return cs
 }
 
 func openWrite(p string) error {
