@@ -182,3 +182,17 @@ func fileExists(p string) bool {
 }
 
 func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// limitsMechanism says how commands' processes and memory are bounded on
+// this machine, for the probe's report.
+func limitsMechanism(root string, l Limits) string {
+	j, why := newCgroupJob(root, l)
+	if j == nil {
+		if os.Geteuid() == 0 {
+			return "rlimits only (" + why + "); as root RLIMIT_NPROC does not bound processes and memory is bounded per process"
+		}
+		return "rlimits only (" + why + "); memory is bounded per process"
+	}
+	j.remove()
+	return "a cgroup per command (" + strings.Join(j.dirs, ", ") + ") for processes and memory, plus rlimits"
+}

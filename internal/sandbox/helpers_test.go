@@ -4,7 +4,6 @@ package sandbox_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,7 +116,6 @@ func processesWith(marker string) []string {
 	return pids
 }
 
-func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
 
 // commandsStarting lists host pids whose command line starts with prefix.
 func commandsStarting(prefix string) []string {

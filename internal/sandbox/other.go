@@ -34,3 +34,6 @@ func ProbeChildMain([]string) int {
 }
 
 func ownerAndCtime(fs.FileInfo) string { return "?" }
+
+func limitsMechanism(string, Limits) string { return "none" }
+func tunUsable() error { return unsupported() }

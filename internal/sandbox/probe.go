@@ -283,6 +283,9 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 	add("tcp_listener_untouched", !accepted(tcp), a.TCP)
 	add("unix_listener_untouched", !accepted(ux), a.Unix)
 	add("udp_listener_untouched", !received(udp), a.UDP)
+	// Informational: where cgroups cannot be made, rlimits are all there
+	// is (docs/SANDBOX.md, "Resource limits").
+	add("limits_mechanism", true, limitsMechanism(s.cfg.CgroupRoot, s.cfg.Limits))
 	return s.finish(r, start)
 }
 
