@@ -116,7 +116,6 @@ func processesWith(marker string) []string {
 	return pids
 }
 
-
 // commandsStarting lists host pids whose command line starts with prefix.
 func commandsStarting(prefix string) []string {
 	var pids []string

@@ -36,4 +36,4 @@ func ProbeChildMain([]string) int {
 func ownerAndCtime(fs.FileInfo) string { return "?" }
 
 func limitsMechanism(string, Limits) string { return "none" }
-func tunUsable() error { return unsupported() }
+func tunUsable() error                      { return unsupported() }
