@@ -165,7 +165,7 @@ func (j *cgroupJob) remove() {
 					}
 				}
 			}
-			time.Sleep(5 * time.Millisecond) // reaping is asynchronous; bounded by deadline
+			time.Sleep(time.Millisecond) // reaping is asynchronous; bounded by deadline
 		}
 	}
 }

@@ -152,3 +152,57 @@ func lastLines(b []byte) string {
 	}
 	return string(b)
 }
+
+// TestLimitsCanBeTurnedOff: with every limit unlimited (and no cgroups)
+// the probe still admits commands, which then run without prlimit.
+func TestLimitsCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	st.sb = newSandbox(t, sandbox.Config{HostHome: st.home, CgroupRoot: "none",
+		Limits: sandbox.Limits{MaxProcs: -1, MaxMemory: -1, MaxFileSize: -1, MaxOpenFiles: -1, MaxDisk: -1}})
+	if out := st.sh(t, sandbox.NetworkNone, "head -c 2097152 /dev/zero > f"); out.ExitCode != 0 || out.DiskQuota != nil {
+		t.Errorf("%+v", out)
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"", 0, true}, {"unlimited", -1, true}, {"512", 512, true}, {"4K", 4 << 10, true},
+		{"512M", 512 << 20, true}, {"2GiB", 2 << 30, true}, {"1t", 1 << 40, true}, {"8gb", 8 << 30, true},
+		{"0", 0, false}, {"-1", 0, false}, {"1.5G", 0, false}, {"G", 0, false}, {"1P", 0, false}, {"9999999999T", 0, false},
+	} {
+		got, err := sandbox.ParseLimit(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ParseLimit(%q) = %d, %v; want %d ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestConfigFromEnvLimits: the AOS_SANDBOX_MAX_* variables reach the
+// limits, and a malformed one makes New fail instead of running unbounded.
+func TestConfigFromEnvLimits(t *testing.T) {
+	t.Setenv("AOS_SANDBOX_MAX_PROCS", "100")
+	t.Setenv("AOS_SANDBOX_MAX_MEMORY", "1G")
+	t.Setenv("AOS_SANDBOX_MAX_FILE_SIZE", "unlimited")
+	t.Setenv("AOS_SANDBOX_MAX_DISK", "")
+	t.Setenv("AOS_SANDBOX_EXTRA_ALLOW_READ", "/opt/tools, /srv/data")
+	c := sandbox.ConfigFromEnv("/var/lib/aos")
+	if c.Limits.MaxProcs != 100 || c.Limits.MaxMemory != 1<<30 || c.Limits.MaxFileSize != -1 || c.Limits.MaxDisk != 0 {
+		t.Errorf("limits %+v", c.Limits)
+	}
+	if strings.Join(c.AllowRead, ",") != "/opt/tools,/srv/data" {
+		t.Errorf("allow read %v", c.AllowRead)
+	}
+	if _, err := sandbox.New(c); err != nil {
+		t.Errorf("valid config: %v", err)
+	}
+	t.Setenv("AOS_SANDBOX_MAX_MEMORY", "lots")
+	if _, err := sandbox.New(sandbox.ConfigFromEnv("/var/lib/aos")); err == nil || !strings.Contains(err.Error(), "AOS_SANDBOX_MAX_MEMORY") {
+		t.Errorf("malformed limit: err %v", err)
+	}
+}

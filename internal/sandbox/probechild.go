@@ -167,7 +167,8 @@ func homeHiddenCheck(a probeArgs) Check {
 }
 
 // limitsCheck reads the rlimits the command runs under: soft and hard
-// must both be the configured limits.
+// must both be the configured limits (an unlimited one is not set, so it
+// is not checked).
 func limitsCheck(l Limits) Check {
 	c := Check{Name: "rlimits_applied"}
 	b, err := os.ReadFile("/proc/self/limits")
@@ -175,7 +176,12 @@ func limitsCheck(l Limits) Check {
 		c.Detail = err.Error()
 		return c
 	}
-	want := map[string]int64{"Max processes": l.MaxProcs, "Max data size": l.MaxMemory, "Max file size": l.MaxFileSize, "Max open files": l.MaxOpenFiles}
+	want := map[string]int64{}
+	for name, v := range map[string]int64{"Max processes": l.MaxProcs, "Max data size": l.MaxMemory, "Max file size": l.MaxFileSize, "Max open files": l.MaxOpenFiles} {
+		if v > 0 {
+			want[name] = v
+		}
+	}
 	var bad []string
 	for _, line := range strings.Split(string(b), "\n") {
 		for name, v := range want {
@@ -183,10 +189,7 @@ func limitsCheck(l Limits) Check {
 				continue
 			}
 			f := strings.Fields(strings.TrimPrefix(line, name))
-			exp := "unlimited"
-			if v > 0 {
-				exp = fmt.Sprint(v)
-			}
+			exp := fmt.Sprint(v)
 			if len(f) < 2 || f[0] != exp || f[1] != exp {
 				bad = append(bad, fmt.Sprintf("%s=%v want %s", name, f, exp))
 			}
