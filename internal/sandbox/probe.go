@@ -85,12 +85,13 @@ func (s *Sandbox) Probe(ctx context.Context) (Report, error) {
 	s.admitted = err == nil
 	s.openAdmitted = false
 	if err == nil && s.cfg.SlirpPath != "" && tunUsable() == nil {
-		// Where network open can work, prove its confinement too.
+		// Where network open can work, prove its confinement too. A
+		// failure here refuses open commands only (and fails the report).
 		start := time.Now().Add(-r.Duration)
-		if err = s.probeOpenLocked(ctx, &r); err == nil {
-			r, err = s.finish(r, start)
+		if oerr := s.probeOpenLocked(ctx, &r); oerr != nil {
+			r.Checks = append(r.Checks, Check{Name: "open_network_available", Detail: oerr.Error()})
 		}
-		s.admitted = err == nil
+		r, err = s.finish(r, start)
 		s.openAdmitted = err == nil
 	}
 	return r, err
