@@ -104,7 +104,7 @@ type Limits struct {
 
 // Default limits (see Limits).
 const (
-	DefaultMaxProcs     = 512
+	DefaultMaxProcs     = 1024
 	DefaultMaxMemory    = 4 << 30
 	DefaultMaxFileSize  = 512 << 20
 	DefaultMaxOpenFiles = 4096

@@ -206,3 +206,24 @@ func TestConfigFromEnvLimits(t *testing.T) {
 		t.Errorf("malformed limit: err %v", err)
 	}
 }
+
+// TestDiskQuotaFailsClosed: data the walk cannot reach (here below a path
+// longer than PATH_MAX, made with relative cds) counts as over quota.
+func TestDiskQuotaFailsClosed(t *testing.T) {
+	t.Parallel()
+	st := limitedSetup(t, sandbox.Limits{MaxDisk: 64 << 20})
+	name := strings.Repeat("d", 200)
+	out := st.sh(t, sandbox.NetworkNone, fmt.Sprintf("for i in $(seq 25); do mkdir %[1]s && cd %[1]s || exit 1; done; head -c 4096 /dev/zero > f && echo made", name))
+	if !strings.Contains(string(out.Output), "made") {
+		t.Fatalf("output %s", out.Output)
+	}
+	if out.DiskQuota == nil || out.DiskQuota.Err == nil {
+		t.Fatalf("unmeasurable tree: DiskQuota %v", out.DiskQuota)
+	}
+	t.Log(out.DiskQuota)
+	// Positive control: a shallow tree of the same size is measured.
+	out = st.sh(t, sandbox.NetworkNone, "rm -rf d*; mkdir -p a/b/c && head -c 4096 /dev/zero > a/b/c/f")
+	if out.DiskQuota != nil {
+		t.Errorf("positive control: %v", out.DiskQuota)
+	}
+}
