@@ -244,6 +244,10 @@ loop:
 		}
 	}
 	if netErr != nil {
+		var se *SetupError
+		if errors.As(netErr, &se) && len(bytes.TrimSpace(out.Output)) > 0 {
+			se.Message += "; bwrap: " + lastLines(out.Output, 5) // bwrap may have died first
+		}
 		return Outcome{}, netErr
 	}
 	if killed {
