@@ -61,6 +61,9 @@ func TestProcessLimit(t *testing.T) {
 // works.
 func TestMemoryLimit(t *testing.T) {
 	t.Parallel()
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit a 256 MiB limit")
+	}
 	st := limitedSetup(t, sandbox.Limits{MaxMemory: 256 << 20})
 	for _, c := range []struct {
 		n  int64
