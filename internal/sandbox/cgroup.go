@@ -196,3 +196,40 @@ func limitsMechanism(root string, l Limits) string {
 	j.remove()
 	return "a cgroup per command (" + strings.Join(j.dirs, ", ") + ") for processes and memory, plus rlimits"
 }
+
+// sweepCgroups removes per-command cgroups left behind by aos processes
+// that died (kill -9) while a command ran: their processes died with them
+// (Pdeathsig), but the empty directories stay. Only dirs named for a pid
+// that no longer runs are touched.
+func sweepCgroups(root string) {
+	if root == "none" {
+		return
+	}
+	own, err := ownCgroups()
+	if err != nil {
+		return
+	}
+	var parents []string
+	for ctl, path := range own {
+		if ctl == "" {
+			parents = append(parents, filepath.Join(root, path))
+		} else if ctl == "pids" || ctl == "memory" {
+			parents = append(parents, filepath.Join(root, ctl, path))
+		}
+	}
+	for _, parent := range parents {
+		ents, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			var pid, seq int
+			if _, err := fmt.Sscanf(e.Name(), "aos-sandbox-%d-%d", &pid, &seq); err != nil || !e.IsDir() || pid == os.Getpid() {
+				continue
+			}
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				_ = os.Remove(filepath.Join(parent, e.Name())) // fails, harmlessly, if not empty
+			}
+		}
+	}
+}

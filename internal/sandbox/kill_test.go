@@ -214,6 +214,16 @@ func TestWorkerDeathKillsJob(t *testing.T) {
 			waitFor(t, 5*time.Second, "the job to die with its worker", func() bool {
 				return len(processesWith(marker)) == 0 && len(alive(children)) == 0
 			})
+			// Its per-command cgroups are swept by the next sandbox.
+			left := func() []string {
+				m, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/aos-sandbox-%d-*", worker.Process.Pid))
+				m2, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/*/*/aos-sandbox-%d-*", worker.Process.Pid))
+				return append(m, m2...)
+			}
+			_ = newSandbox(t, sandbox.Config{})
+			if l := left(); len(l) > 0 {
+				t.Errorf("cgroups left behind: %v", l)
+			}
 		})
 	}
 }

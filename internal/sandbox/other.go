@@ -42,3 +42,5 @@ func tunUsable() error                      { return unsupported() }
 func DiskUsage(context.Context, []string, []string, int64) (int64, error) { return 0, unsupported() }
 
 func (s *Sandbox) checkDisk(context.Context, plan) *QuotaError { return nil }
+
+func sweepCgroups(string) {}

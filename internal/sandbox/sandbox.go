@@ -73,6 +73,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweepCgroups(c.CgroupRoot)
 	return &Sandbox{cfg: c}, nil
 }
 
