@@ -21,16 +21,18 @@ func TestOwnerHomeHidden(t *testing.T) {
 	home := filepath.Join(root, "home")
 	ws := filepath.Join(home, "project")
 	allowed := filepath.Join(home, "tools")
-	for _, d := range []string{ws, filepath.Join(home, ".kube"), allowed, filepath.Join(home, ".ssh"), filepath.Join(root, "runs")} {
+	dataDir := filepath.Join(home, ".local", "share", "aos")
+	for _, d := range []string{ws, filepath.Join(home, ".kube"), allowed, filepath.Join(home, ".ssh"), filepath.Join(root, "runs"), dataDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	secrets := map[string]string{
-		".npmrc":        "NPM-TOKEN-CANARY",
-		".kube/config":  "KUBE-CANARY",
-		".bash_history": "HISTORY-CANARY",
-		".ssh/id_rsa":   "SSH-CANARY", // allowed below, but a protected path
+		".npmrc":                  "NPM-TOKEN-CANARY",
+		".kube/config":            "KUBE-CANARY",
+		".bash_history":           "HISTORY-CANARY",
+		".ssh/id_rsa":             "SSH-CANARY",      // allowed below, but a protected path
+		".local/share/aos/aos.db": "DATA-DIR-CANARY", // allowed (.local), but aos's data dir
 	}
 	for rel, v := range secrets {
 		writeFile(t, filepath.Join(home, rel), v)
@@ -41,8 +43,8 @@ func TestOwnerHomeHidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := newSandbox(t, sandbox.Config{HostHome: home, AllowRead: []string{allowed, filepath.Join(home, ".ssh")}})
-	cmd := fmt.Sprintf("cd %q; cat .npmrc .kube/config .bash_history .ssh/id_rsa; echo ls=$(ls -A); cat project/main.go tools/tool.txt; echo new > project/new; echo done", home)
+	sb := newSandbox(t, sandbox.Config{HostHome: home, DataDir: dataDir, AllowRead: []string{allowed, filepath.Join(home, ".ssh"), filepath.Join(home, ".local")}})
+	cmd := fmt.Sprintf("cd %q; cat .npmrc .kube/config .bash_history .ssh/id_rsa .local/share/aos/aos.db; echo ls=$(ls -A); cat project/main.go tools/tool.txt; echo new > project/new; echo done", home)
 	out, err := sb.Run(t.Context(), sandbox.Spec{Command: cmd, Workspace: ws, TmpDir: runs.TmpDir, Home: runs.Home})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,7 @@ func TestOwnerHomeHidden(t *testing.T) {
 			t.Errorf("%s readable: %s", rel, s)
 		}
 	}
-	if !strings.Contains(s, "ls=.ssh project tools\n") {
+	if !strings.Contains(s, "ls=.local .ssh project tools\n") {
 		t.Errorf("home listing: %s", s)
 	}
 	// Positive controls: workspace read and write, allowed path read.
