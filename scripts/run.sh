@@ -9,6 +9,7 @@ export PATH="$PATH:/usr/local/go/bin"
 need=()
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v rg >/dev/null || need+=(ripgrep)
+command -v slirp4netns >/dev/null || need+=(slirp4netns)
 command -v git >/dev/null || need+=(git)
 # One line per phase; a phase's own output is shown only if it fails.
 log=$(mktemp /tmp/aos-run.XXXXXX)

@@ -9,6 +9,13 @@
 // check fails, Run returns an *UnavailableError and never runs the command
 // unsandboxed or with weaker confinement.
 //
+// Each command also gets resource limits (a cgroup per command where one
+// can be made, rlimits set by prlimit inside), its own network namespace
+// (NetworkOpen: outbound NAT by slirp4netns, never the host's loopback),
+// empty read-only tmpfs over the owner's homes and over other runs' dirs,
+// and dies with the aos process that started it. After each command the
+// run's disk use is checked against its quota (Outcome.DiskQuota).
+//
 // docs/SANDBOX.md describes the exact bwrap flags, the seccomp rules and
 // what is and is not promised.
 //

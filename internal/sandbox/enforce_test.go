@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -40,12 +41,15 @@ func TestWriteOutsideWorkspaceRefused(t *testing.T) {
 func TestProtectedReadRefused(t *testing.T) {
 	t.Parallel()
 	st := newSetup(t)
+	// The home is hidden as a whole; allowing .ssh does not expose a
+	// protected path, allowing notes.txt does expose that file.
+	st.sb = newSandbox(t, sandbox.Config{HostHome: st.home, AllowRead: []string{filepath.Join(st.home, ".ssh"), filepath.Join(st.home, "notes.txt")}})
 	out := st.sh(t, sandbox.NetworkNone, fmt.Sprintf("cat %q/.ssh/id_rsa; echo \"ls=[$(ls -A %q/.ssh)]\"; cat %q/notes.txt", st.home, st.home, st.home))
 	if strings.Contains(string(out.Output), "PRIVATE-KEY-CANARY") || !strings.Contains(string(out.Output), "ls=[]") {
 		t.Errorf("protected key visible: %s", out.Output)
 	}
 	if !strings.Contains(string(out.Output), "public notes") {
-		t.Errorf("positive control: unprotected file not readable: %s", out.Output)
+		t.Errorf("positive control: allowed file not readable: %s", out.Output)
 	}
 }
 
@@ -54,7 +58,7 @@ func TestExtraDenyRead(t *testing.T) {
 	st := newSetup(t)
 	secret := filepath.Join(st.outside, "secret.env")
 	writeFile(t, secret, "TOKEN=CANARY")
-	out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "cat " + secret + "; echo done", Workspace: st.workspace, ExtraDenyRead: []string{secret}})
+	out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "cat " + secret + "; echo done", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraDenyRead: []string{secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +67,7 @@ func TestExtraDenyRead(t *testing.T) {
 	}
 	// A missing deny path must leave no placeholder behind.
 	missing := filepath.Join(st.outside, "missing.env")
-	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, ExtraDenyRead: []string{missing}}); err != nil {
+	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraDenyRead: []string{missing}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(missing); !os.IsNotExist(err) {
@@ -71,24 +75,27 @@ func TestExtraDenyRead(t *testing.T) {
 	}
 }
 
-func TestNetworkNoneRefusesLoopback(t *testing.T) {
-	t.Parallel()
-	st := newSetup(t)
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+// listeners is a TCP and a UDP listener the test owns on ip, which
+// record what reached them.
+type listeners struct {
+	tcp      net.Listener
+	udp      net.PacketConn
+	accepted chan struct{}
+}
+
+func listen(t *testing.T, ip string) *listeners {
+	t.Helper()
+	tcp, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tcp.Close() })
-	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	udp, err := net.ListenPacket("udp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = udp.Close() })
-	tport := tcp.Addr().(*net.TCPAddr).Port
-	uport := udp.LocalAddr().(*net.UDPAddr).Port
-	cmd := fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d; echo tcp=$?; echo hi > /dev/udp/127.0.0.1/%d; echo udp=$?", tport, uport)
-
-	accepted := make(chan struct{}, 4)
+	l := &listeners{tcp: tcp, udp: udp, accepted: make(chan struct{}, 16)}
 	go func() {
 		for {
 			c, err := tcp.Accept()
@@ -96,39 +103,98 @@ func TestNetworkNoneRefusesLoopback(t *testing.T) {
 				return
 			}
 			_ = c.Close()
-			accepted <- struct{}{}
+			l.accepted <- struct{}{}
 		}
 	}()
-	gotUDP := func() bool {
-		_ = udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		_, _, err := udp.ReadFrom(make([]byte, 16))
-		return err == nil
-	}
+	return l
+}
 
-	out := st.sh(t, sandbox.NetworkNone, cmd)
-	if gotUDP() {
-		t.Errorf("UDP datagram arrived under network none; output %s", out.Output)
+// sendTo is a bash command sending to the listeners' ports on ip.
+func (l *listeners) sendTo(ip string) string {
+	return fmt.Sprintf("echo hi > /dev/tcp/%[1]s/%[2]d; echo tcp=$?; echo hi > /dev/udp/%[1]s/%[3]d; echo udp=$?;",
+		ip, l.tcp.Addr().(*net.TCPAddr).Port, l.udp.LocalAddr().(*net.UDPAddr).Port)
+}
+
+// reached reports whether a TCP connection and a datagram arrived within
+// wait; it returns as soon as both did.
+func (l *listeners) reached(wait time.Duration) (tcp, udp bool) {
+	buf := make([]byte, 16)
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && !(tcp && udp); {
+		if !udp {
+			_ = l.udp.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			_, _, err := l.udp.ReadFrom(buf)
+			udp = err == nil
+		}
+		select {
+		case <-l.accepted:
+			tcp = true
+		case <-time.After(time.Millisecond):
+		}
 	}
-	select {
-	case <-accepted:
-		t.Errorf("TCP connection arrived under network none; output %s", out.Output)
-	default:
+	return tcp, udp
+}
+
+// hostAddress is a non-loopback IPv4 address of this host, or "".
+func hostAddress() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+			return n.IP.String()
+		}
 	}
-	// Positive control: the same command under network open reaches both.
-	out = st.sh(t, sandbox.NetworkOpen, cmd)
-	if !gotUDP() {
-		t.Errorf("positive control: no UDP datagram under network open; output %s", out.Output)
+	return ""
+}
+
+// TestNetworkNoHostLoopback: under network none and open alike, TCP and
+// UDP to listeners the test owns on the host's 127.0.0.1 arrive nowhere
+// (under open also through slirp's gateway address 10.0.2.2, which would
+// map to it). Positive controls: the same command unsandboxed reaches
+// them; under open, a listener on the host's own non-loopback address is
+// reached (a real outbound connection through the NAT) and a default
+// route exists; under none, that listener is not reached.
+func TestNetworkNoHostLoopback(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	lo := listen(t, "127.0.0.1")
+	toLo := lo.sendTo("127.0.0.1") + lo.sendTo("10.0.2.2")
+	if b, err := exec.Command("bash", "-c", lo.sendTo("127.0.0.1")).CombinedOutput(); err != nil {
+		t.Fatalf("unsandboxed control: %v %s", err, b)
 	}
-	select {
-	case <-accepted:
-	case <-time.After(5 * time.Second):
-		t.Errorf("positive control: no TCP connection under network open; output %s", out.Output)
+	if tcp, udp := lo.reached(5 * time.Second); !tcp || !udp {
+		t.Fatalf("unsandboxed control did not reach the listeners: tcp=%v udp=%v", tcp, udp)
+	}
+	for _, n := range networks(t) {
+		out := st.sh(t, n, toLo+"ip route 2>&1 || cat /proc/net/route")
+		if tcp, udp := lo.reached(300 * time.Millisecond); tcp || udp {
+			t.Errorf("%s: host loopback reached (tcp=%v udp=%v); output %s", n, tcp, udp, out.Output)
+		}
+		hasRoute := strings.Contains(string(out.Output), "default") || strings.Contains(string(out.Output), "00000000")
+		if hasRoute != (n == sandbox.NetworkOpen) {
+			t.Errorf("%s: default route %v; output %s", n, hasRoute, out.Output)
+		}
+	}
+	ip := hostAddress()
+	if ip == "" {
+		t.Log("no non-loopback IPv4 address on this host: outbound control limited to the default route")
+		return
+	}
+	ext := listen(t, ip)
+	for _, n := range networks(t) {
+		out := st.sh(t, n, ext.sendTo(ip))
+		want := n == sandbox.NetworkOpen
+		wait := 300 * time.Millisecond // Run returned: its slirp4netns is gone
+		if want {
+			wait = 5 * time.Second
+		}
+		if tcp, udp := ext.reached(wait); tcp != want || udp != want {
+			t.Errorf("%s: host address %s reached tcp=%v udp=%v, want %v; output %s", n, ip, tcp, udp, want, out.Output)
+		}
 	}
 }
 
 func TestUnixSocketRefused(t *testing.T) {
 	t.Parallel()
-	for _, n := range []sandbox.Network{sandbox.NetworkNone, sandbox.NetworkOpen} {
+	for _, n := range networks(t) {
 		st := newSetup(t)
 		sock := filepath.Join(st.outside, "s.sock")
 		l, err := net.Listen("unix", sock)
@@ -136,7 +202,7 @@ func TestUnixSocketRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = l.Close() })
-		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "connect-unix", sock}, Workspace: st.workspace, Network: n})
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "connect-unix", sock}, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: n})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,12 +321,14 @@ func TestExitCodesAndSetupErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d", c.cmd, out.ExitCode, c.code)
 		}
 	}
-	// bwrap exits 1 for its own failures too; the status fd tells them apart.
-	_, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{"/nonexistent/binary"}, Workspace: st.workspace})
-	var se *sandbox.SetupError
-	if !asErr(err, &se) {
-		t.Fatalf("missing binary: err %v, want *SetupError", err)
+	// bwrap exits 1 for its own failures too; the status fd tells them
+	// apart. A missing program is the command's failure (prlimit, which
+	// applies the limits inside, cannot exec it), like bash's 127.
+	out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{"/nonexistent/binary"}, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home})
+	if err != nil || out.ExitCode == 0 || !strings.Contains(string(out.Output), "/nonexistent/binary") {
+		t.Fatalf("missing binary: %+v, %v", out, err)
 	}
+
 }
 
 // TestGlobalSysctlsUnwritable: as root the sandbox uid is host uid 0, and
@@ -280,7 +348,7 @@ func TestGlobalSysctlsUnwritable(t *testing.T) {
 		{"/proc/sys/vm/drop_caches", false},
 		{filepath.Join(st.workspace, "mine"), true}, // positive control
 	} {
-		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "open-write", c.path}, Workspace: st.workspace})
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{os.Args[0], "helper", "open-write", c.path}, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,5 +405,25 @@ func TestSetIDBitsRefused(t *testing.T) {
 	// Positive control: ordinary modes still change.
 	if fi, _ := os.Stat(filepath.Join(st.workspace, "h")); fi == nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("positive control: chmod 700 did not apply: %v", fi)
+	}
+}
+
+// TestOpenNetworkFailsClosed: without a working slirp4netns, a network
+// open command does not run at all (no fallback to the host network).
+func TestOpenNetworkFailsClosed(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	st.sb = newSandbox(t, sandbox.Config{HostHome: st.home, SlirpPath: "/nonexistent/slirp4netns"})
+	_, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "touch ran", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: sandbox.NetworkOpen})
+	var ue *sandbox.UnavailableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("err %v, want *UnavailableError", err)
+	}
+	if _, err := os.Stat(filepath.Join(st.workspace, "ran")); !os.IsNotExist(err) {
+		t.Errorf("the command ran without its network namespace being set up")
+	}
+	// Positive control: network none still works with this sandbox.
+	if out := st.sh(t, sandbox.NetworkNone, "touch ran"); out.ExitCode != 0 {
+		t.Errorf("positive control: %+v", out)
 	}
 }

@@ -4,7 +4,6 @@ package sandbox_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +21,7 @@ type setup struct {
 	workspace string
 	home      string // the host home the sandbox protects
 	outside   string // a host dir outside the writable roots
+	run       sandbox.RunPaths
 }
 
 func newSetup(t *testing.T) setup {
@@ -32,13 +32,20 @@ func newSetup(t *testing.T) setup {
 		home:      filepath.Join(root, "home"),
 		outside:   filepath.Join(root, "outside"),
 	}
-	for _, d := range []string{st.workspace, filepath.Join(st.home, ".ssh"), st.outside} {
+	for _, d := range []string{st.workspace, filepath.Join(st.home, ".ssh"), st.outside, filepath.Join(root, "runs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeFile(t, filepath.Join(st.home, ".ssh", "id_rsa"), "PRIVATE-KEY-CANARY")
 	writeFile(t, filepath.Join(st.home, "notes.txt"), "public notes")
+	// The run's TMPDIR and HOME, as the engine makes them: their base is
+	// hidden from commands, the test's other dirs are not.
+	run, err := sandbox.RunDirs(filepath.Join(root, "runs"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.run = run
 	st.sb = newSandbox(t, sandbox.Config{HostHome: st.home})
 	return st
 }
@@ -75,7 +82,7 @@ func writeFile(t *testing.T, p, s string) {
 // sh runs a shell command in the setup's workspace.
 func (st setup) sh(t *testing.T, net sandbox.Network, cmd string) sandbox.Outcome {
 	t.Helper()
-	out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, Network: net, Timeout: 20 * time.Second})
+	out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: net, Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("run %q: %v", cmd, err)
 	}
@@ -109,8 +116,6 @@ func processesWith(marker string) []string {
 	return pids
 }
 
-func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
-
 // commandsStarting lists host pids whose command line starts with prefix.
 func commandsStarting(prefix string) []string {
 	var pids []string
@@ -122,4 +127,32 @@ func commandsStarting(prefix string) []string {
 		}
 	}
 	return pids
+}
+
+// needOpenNetwork skips a test of network open where this user cannot
+// open /dev/net/tun (slirp4netns needs it; Run then fails closed with an
+// *UnavailableError, which TestOpenNetworkFailsClosed checks).
+func needOpenNetwork(t *testing.T) {
+	t.Helper()
+	if !openNetworkOK() {
+		t.Skipf("network open unavailable to uid %d: /dev/net/tun cannot be opened", os.Getuid())
+	}
+}
+
+// networks are the modes this user can test: open only with /dev/net/tun.
+func networks(t *testing.T) []sandbox.Network {
+	if openNetworkOK() {
+		return []sandbox.Network{sandbox.NetworkNone, sandbox.NetworkOpen}
+	}
+	t.Logf("network open unavailable to uid %d (/dev/net/tun): testing none only", os.Getuid())
+	return []sandbox.Network{sandbox.NetworkNone}
+}
+
+func openNetworkOK() bool {
+	f, err := os.OpenFile("/dev/net/tun", os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	_ = f.Close()
+	return true
 }

@@ -31,7 +31,7 @@ func TestTimeoutKillsTrappedSetsidChildren(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, Timeout: 500 * time.Millisecond})
+		out, err := st.sb.Run(context.Background(), sandbox.Spec{Command: cmd, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Timeout: 500 * time.Millisecond})
 		done <- result{out, err}
 	}()
 	var out sandbox.Outcome
@@ -64,7 +64,7 @@ func TestCancelKillsEverything(t *testing.T) {
 	t.Cleanup(cancel)
 	done := make(chan sandbox.Outcome, 1)
 	go func() {
-		out, _ := st.sb.Run(ctx, sandbox.Spec{Command: "sleep 3" + marker + " & wait", Workspace: st.workspace})
+		out, _ := st.sb.Run(ctx, sandbox.Spec{Command: "sleep 3" + marker + " & wait", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home})
 		done <- out
 	}()
 	// Match the sleep itself ("sleep\x00<n>"), not bwrap's command line.
@@ -124,8 +124,8 @@ func TestSymlinkedWritableRootRefused(t *testing.T) {
 		{Command: "true", Workspace: link},
 		{Command: "true", Workspace: "relative/path"},
 		{Command: "true", Workspace: st.workspace, TmpDir: link},
-		{Command: "true", Workspace: st.workspace, Network: "lan"},
-		{Command: "true", Workspace: st.workspace, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}},
+		{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: "lan"},
+		{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Env: map[string]string{"ANTHROPIC_API_KEY": "x"}},
 		{Command: "true", Workspace: filepath.Join(st.home, ".ssh")},
 		{Command: "true", Workspace: insideSSH}, // inside a protected dir: its cover would hide it
 		{Command: "true", Workspace: st.home},   // a protected dir inside the workspace
@@ -137,7 +137,7 @@ func TestSymlinkedWritableRootRefused(t *testing.T) {
 		}
 	}
 	// Positive control.
-	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace}); err != nil {
+	if _, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home}); err != nil {
 		t.Errorf("positive control: %v", err)
 	}
 }
@@ -177,21 +177,104 @@ func TestFailClosed(t *testing.T) {
 	}
 }
 
-// TestWorkerDeathKillsJob: when the worker is SIGKILLed, its sandboxed
-// command dies too.
+// TestWorkerDeathKillsJob: when the worker is SIGKILLed, everything it
+// started for the sandbox dies too, bwrap included: during a command
+// (network none and open, whose slirp4netns must go too) and during the
+// canary probe.
 func TestWorkerDeathKillsJob(t *testing.T) {
 	t.Parallel()
-	marker := fmt.Sprintf("3%d", time.Now().UnixNano()%100000)
-	worker := exec.Command(os.Args[0], "helper", "run-sleep", marker)
-	worker.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-	if err := worker.Start(); err != nil {
-		t.Fatal(err)
+	for i, mode := range []string{"none", "open", "probe"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if mode == "open" {
+				needOpenNetwork(t)
+			}
+			marker := fmt.Sprintf("3%d%d", i, time.Now().UnixNano()%100000)
+			worker := exec.Command(os.Args[0], "helper", "run-sleep", marker, mode)
+			worker.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			if err := worker.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
+			waitFor(t, 20*time.Second, "sandboxed sleep to start", func() bool { return len(commandsStarting("sleep\x00"+marker)) > 0 })
+			// Everything the worker started: bwrap (whose command line
+			// holds the marker) and its direct children such as
+			// slirp4netns.
+			children := childrenOf(worker.Process.Pid)
+			if len(processesWith(marker)) < 3 {
+				t.Fatalf("want bwrap and sleep with the marker, got %v", processesWith(marker))
+			}
+			if mode == "open" && !hasCommand(children, "slirp4netns") {
+				t.Fatalf("no slirp4netns among the worker's children %v", children)
+			}
+			if err := worker.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = worker.Wait()
+			waitFor(t, 5*time.Second, "the job to die with its worker", func() bool {
+				return len(processesWith(marker)) == 0 && len(alive(children)) == 0
+			})
+			// Its per-command cgroups are swept by the next sandbox.
+			left := func() []string {
+				m, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/aos-sandbox-%d-*", worker.Process.Pid))
+				m2, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/*/*/*/aos-sandbox-%d-*", worker.Process.Pid))
+				return append(m, m2...)
+			}
+			_ = newSandbox(t, sandbox.Config{})
+			if l := left(); len(l) > 0 {
+				t.Errorf("cgroups left behind: %v", l)
+			}
+		})
 	}
-	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
-	waitFor(t, 20*time.Second, "sandboxed sleep to start", func() bool { return len(commandsStarting("sleep\x00"+marker)) > 0 })
-	if err := worker.Process.Kill(); err != nil {
-		t.Fatal(err)
+}
+
+// childrenOf lists pid's direct children as "pid starttime comm".
+func childrenOf(pid int) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... field 22 is the start time.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		comm := string(b[bytes.IndexByte(b, '(')+1 : i])
+		if len(f) > 19 && f[1] == fmt.Sprint(pid) {
+			out = append(out, e.Name()+" "+f[19]+" "+comm)
+		}
 	}
-	_ = worker.Wait()
-	waitFor(t, 5*time.Second, "sleep to die with its worker", func() bool { return len(commandsStarting("sleep\x00"+marker)) == 0 })
+	return out
+}
+
+func hasCommand(procs []string, comm string) bool {
+	for _, p := range procs {
+		if strings.HasSuffix(p, " "+comm) {
+			return true
+		}
+	}
+	return false
+}
+
+// alive lists the entries of procs (from childrenOf) whose pid still runs
+// with the same start time, zombies excluded.
+func alive(procs []string) []string {
+	var out []string
+	for _, p := range procs {
+		f := strings.Fields(p)
+		b, err := os.ReadFile(filepath.Join("/proc", f[0], "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		st := strings.Fields(string(b[i+1:]))
+		if len(st) > 19 && st[19] == f[1] && st[0] != "Z" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

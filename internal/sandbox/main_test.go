@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aos-run/aos/internal/sandbox"
@@ -46,15 +50,42 @@ func helper(args []string) int {
 		}
 		_ = f.Close()
 		return 0
-	case "run-sleep": // a "worker" that runs a sandboxed sleep until killed
+	case "run-sleep": // a "worker" that runs a sandboxed sleep until killed: run-sleep MARKER [none|open|probe]
 		ws, _ := os.MkdirTemp("", "aos-ws-")
-		sb, err := sandbox.New(sandbox.Config{})
+		ws, _ = filepath.EvalSymlinks(ws)
+		cfg := sandbox.Config{}
+		mode := "none"
+		if len(args) > 2 {
+			mode = args[2]
+		}
+		if mode == "probe" { // the canary probe itself never ends
+			cfg.ProbeCommand = []string{"/bin/sh", "-c", "exec sleep " + args[1]}
+		}
+		sb, err := sandbox.New(cfg)
 		if err != nil {
 			fmt.Println(err)
 			return 1
 		}
-		out, err := sb.Run(context.Background(), sandbox.Spec{Command: "sleep " + args[1], Workspace: ws})
+		out, err := sb.Run(context.Background(), sandbox.Spec{Command: "sleep " + args[1], Workspace: ws, Network: sandbox.Network(strings.TrimPrefix(mode, "probe"))})
 		fmt.Println(out, err)
+		return 0
+	case "spawn": // spawn N SECONDS: start N sleeping children, report how many started
+		n, _ := strconv.Atoi(args[1])
+		started := 0
+		for i := 0; i < n; i++ {
+			if exec.Command("sleep", args[2]).Start() == nil {
+				started++
+			}
+		}
+		fmt.Printf("started=%d\n", started)
+		return 0
+	case "alloc": // alloc BYTES: allocate and touch them
+		n, _ := strconv.ParseInt(args[1], 10, 64)
+		b := make([]byte, n)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		fmt.Printf("allocated=%d\n", len(b))
 		return 0
 	case "setxattr":
 		err := unix.Setxattr(args[1], "user.x", []byte("1"), 0)

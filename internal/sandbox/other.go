@@ -34,3 +34,13 @@ func ProbeChildMain([]string) int {
 }
 
 func ownerAndCtime(fs.FileInfo) string { return "?" }
+
+func limitsMechanism(string, Limits) string { return "none" }
+func tunUsable() error                      { return unsupported() }
+
+// DiskUsage measures disk use; it is not supported on this platform.
+func DiskUsage(context.Context, []string, []string, int64) (int64, error) { return 0, unsupported() }
+
+func (s *Sandbox) checkDisk(context.Context, plan) *QuotaError { return nil }
+
+func sweepCgroups(string) {}

@@ -16,6 +16,10 @@ type plan struct {
 	workspace, tmp, home string
 	readOnly             []string
 	covers               []cover
+	hidden               []string // empty read-only tmpfs: home dirs, other runs' dirs
+	exposed              []string // read-only binds back inside hidden dirs
+	expose               []string // Spec.expose
+	blockFD              int      // bwrap waits on it before the command (network open); 0 = none
 	network              Network
 	devDir               string // private device nodes; "" means --dev /dev
 	env                  []string
@@ -35,7 +39,7 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout}
+	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.expose}
 	if p.network == "" {
 		p.network = NetworkNone
 	}
@@ -104,6 +108,10 @@ func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
 				return fail(&SpecError{Field: "workspace", Reason: fmt.Sprintf("protected path %s lies inside writable root %s", c.path, root)})
 			}
 		}
+	}
+	p.hidden, p.exposed = s.hiddenFor(p)
+	if err := s.wrapLimits(&p); err != nil {
+		return fail(err)
 	}
 	if os.Geteuid() == 0 {
 		if p.devDir, err = ensureDevNodes(s.cfg.StateDir); err != nil {
@@ -234,10 +242,10 @@ func (p plan) args(seccompFD, statusFD int) []string {
 		"--disable-userns", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	}
-	if p.network == NetworkNone {
-		a = append(a, "--unshare-net")
-	}
-	a = append(a, "--die-with-parent", "--new-session", "--clearenv")
+	// Always a network namespace of its own: empty for NetworkNone, and
+	// for NetworkOpen given outbound NAT by slirp4netns once bwrap has
+	// reported the child's pid (the command waits on blockFD until then).
+	a = append(a, "--unshare-net", "--die-with-parent", "--new-session", "--clearenv")
 	for i := 0; i+1 < len(p.env); i += 2 {
 		a = append(a, "--setenv", p.env[i], p.env[i+1])
 	}
@@ -262,6 +270,30 @@ func (p plan) args(seccompFD, statusFD int) []string {
 	// kernel.core_pattern. bwrap's own cover of /proc/sys is skipped in
 	// that case, so aos makes the whole /proc read-only.
 	a = append(a, "--proc", "/proc", "--remount-ro", "/proc")
+	// Hidden dirs first (empty tmpfs), then what is exposed inside them,
+	// then the writable roots; the tmpfs are made read-only last, once
+	// every mount point inside them exists.
+	// In path order, so that a dir hidden inside an exposed one (the
+	// probe's run dirs) is hidden again on top of it.
+	type layer struct {
+		path string
+		hide bool
+	}
+	var layers []layer
+	for _, h := range p.hidden {
+		layers = append(layers, layer{h, true})
+	}
+	for _, e := range p.exposed {
+		layers = append(layers, layer{e, false})
+	}
+	sort.SliceStable(layers, func(i, j int) bool { return layers[i].path < layers[j].path })
+	for _, l := range layers {
+		if l.hide {
+			a = append(a, "--tmpfs", l.path)
+		} else {
+			a = append(a, "--ro-bind", l.path, l.path)
+		}
+	}
 	for _, w := range []string{p.workspace, p.tmp, p.home} {
 		a = append(a, "--bind", w, w)
 	}
@@ -269,11 +301,20 @@ func (p plan) args(seccompFD, statusFD int) []string {
 		a = append(a, "--ro-bind", r, r)
 	}
 	for _, c := range p.covers {
+		if !p.visible(c.path) {
+			continue // already hidden: a cover would only add a mount point
+		}
 		if c.dir {
 			a = append(a, "--tmpfs", c.path, "--remount-ro", c.path)
 		} else {
 			a = append(a, "--ro-bind", "/dev/null", c.path)
 		}
+	}
+	for _, h := range p.hidden {
+		a = append(a, "--remount-ro", h)
+	}
+	if p.blockFD > 0 {
+		a = append(a, "--block-fd", strconv.Itoa(p.blockFD))
 	}
 	a = append(a, "--chdir", p.workspace,
 		"--seccomp", strconv.Itoa(seccompFD),

@@ -64,6 +64,14 @@ type probeArgs struct {
 	TCP           string `json:"tcp"`
 	UDP           string `json:"udp"`
 	Unix          string `json:"unix"`
+	HostHome      string `json:"hostHome"`
+	OtherRun      string `json:"otherRun"`
+	Limits        Limits `json:"limits"`
+	// Network is NetworkOpen for the network-open probe, which only
+	// tries the network.
+	Network Network `json:"network,omitempty"`
+	// HomeAllowed are the paths that may show through the hidden home.
+	HomeAllowed []string `json:"homeAllowed"`
 }
 
 // Probe runs the canary probe: a real sandboxed child (ProbeChildMain)
@@ -75,7 +83,83 @@ func (s *Sandbox) Probe(ctx context.Context) (Report, error) {
 	defer s.mu.Unlock()
 	r, err := s.probeLocked(ctx)
 	s.admitted = err == nil
+	s.openAdmitted = false
+	if err == nil && s.cfg.SlirpPath != "" && tunUsable() == nil {
+		// Where network open can work, prove its confinement too. A
+		// failure here refuses open commands only (and fails the report).
+		start := time.Now().Add(-r.Duration)
+		if oerr := s.probeOpenLocked(ctx, &r); oerr != nil {
+			r.Checks = append(r.Checks, Check{Name: "open_network_available", Detail: oerr.Error()})
+		}
+		r, err = s.finish(r, start)
+		s.openAdmitted = err == nil
+	}
 	return r, err
+}
+
+// probeOpenLocked runs the probe child under NetworkOpen: TCP and UDP to
+// listeners the parent owns on 127.0.0.1, directly and through slirp's
+// gateway address 10.0.2.2, must arrive nowhere, while the command does
+// have a default route (positive control). It appends its checks to r.
+func (s *Sandbox) probeOpenLocked(ctx context.Context, r *Report) error {
+	add := func(name string, ok bool, detail string) {
+		r.Checks = append(r.Checks, Check{Name: name, OK: ok, Detail: detail})
+	}
+	ws, err := os.MkdirTemp("", "aos-probe-open-")
+	if err != nil {
+		return fmt.Errorf("sandbox: probe dir: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(ws) }()
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return fmt.Errorf("sandbox: probe dir: %w", err)
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("sandbox: probe tcp listener: %w", err)
+	}
+	defer func() { _ = tcp.Close() }()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("sandbox: probe udp listener: %w", err)
+	}
+	defer func() { _ = udp.Close() }()
+	a := probeArgs{Network: NetworkOpen, TCP: tcp.Addr().String(), UDP: udp.LocalAddr().String()}
+	js, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("sandbox: probe args: %w", err)
+	}
+	out, err := s.run(ctx, Spec{Argv: append(append([]string{}, s.cfg.ProbeCommand...), string(js)),
+		Workspace: ws, Network: NetworkOpen, Timeout: 30 * time.Second, expose: []string{ws}})
+	if err != nil {
+		var ue *UnavailableError
+		if errors.As(err, &ue) {
+			return err
+		}
+		add("open_sandbox_starts", false, err.Error())
+		return nil
+	}
+	inside, ok := probeReport(out)
+	if !ok {
+		add("open_probe_child_report", false, fmt.Sprintf("probe child (exit %d) printed no report: %s", out.ExitCode, lastLines(out.Output, 3)))
+		return nil
+	}
+	r.Checks = append(r.Checks, inside...)
+	add("open_tcp_listener_untouched", !accepted(tcp), a.TCP)
+	add("open_udp_listener_untouched", !received(udp), a.UDP)
+	return nil
+}
+
+// probeReport finds the probe child's result line in its output.
+func probeReport(out Outcome) ([]Check, bool) {
+	var inside []Check
+	for _, line := range bytes.Split(out.Output, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte(probeResultPrefix)); ok {
+			if err := json.Unmarshal(rest, &inside); err != nil {
+				inside = nil
+			}
+		}
+	}
+	return inside, len(inside) > 0
 }
 
 func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
@@ -107,13 +191,30 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 		ProtectedFile: filepath.Join(root, "protected-file"),
 		Secret:        "aos-canary-secret",
 		Unix:          filepath.Join(root, "sock"),
+		Limits:        s.cfg.Limits,
+		HomeAllowed:   append(append([]string{s.cfg.ProbeCommand[0], s.cfg.PrlimitPath}, s.cfg.AllowRead...), root),
+		HostHome:      s.cfg.HostHome,
+		OtherRun:      filepath.Join(root, "runs", runDirPrefix+"other", "home", "secret"),
+	}
+	// The probe's TMPDIR and HOME are laid out as RunDirs makes them, next
+	// to another run's, whose files must stay unreadable.
+	runs := filepath.Join(root, "runs")
+	if err := os.Mkdir(runs, 0o700); err != nil {
+		return r, fmt.Errorf("sandbox: probe dir: %w", err)
+	}
+	mine, err := RunDirs(runs, "probe")
+	if err != nil {
+		return r, err
+	}
+	if _, err := RunDirs(runs, "other"); err != nil {
+		return r, err
 	}
 	for _, d := range []string{a.Workspace, a.Protected} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return r, fmt.Errorf("sandbox: probe dir: %w", err)
 		}
 	}
-	for _, f := range []string{a.Canary, filepath.Join(a.Protected, "secret"), a.ProtectedFile} {
+	for _, f := range []string{a.Canary, filepath.Join(a.Protected, "secret"), a.ProtectedFile, a.OtherRun} {
 		if err := os.WriteFile(f, []byte(a.Secret), 0o644); err != nil {
 			return r, fmt.Errorf("sandbox: probe canary: %w", err)
 		}
@@ -151,8 +252,9 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 	}
 	argv := append(append([]string{}, s.cfg.ProbeCommand...), string(js))
 	out, err := s.run(ctx, Spec{
-		Argv: argv, Workspace: a.Workspace, Network: NetworkNone, Timeout: 30 * time.Second,
+		Argv: argv, Workspace: a.Workspace, TmpDir: mine.TmpDir, Home: mine.Home, Network: NetworkNone, Timeout: 30 * time.Second,
 		ExtraDenyRead: []string{a.Protected, a.ProtectedFile},
+		expose:        []string{root}, // the canaries, even when TMPDIR is inside the hidden home
 	})
 	if err != nil {
 		var ue *UnavailableError
@@ -163,14 +265,7 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 		return s.finish(r, start)
 	}
 	add("sandbox_starts", true, "")
-	var inside []Check
-	for _, line := range bytes.Split(out.Output, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte(probeResultPrefix)); ok {
-			if err := json.Unmarshal(rest, &inside); err != nil {
-				inside = nil
-			}
-		}
-	}
+	inside, _ := probeReport(out)
 	if len(inside) == 0 {
 		add("probe_child_report", false, fmt.Sprintf("probe child (exit %d) printed no report: %s", out.ExitCode, lastLines(out.Output, 3)))
 		return s.finish(r, start)
@@ -189,6 +284,9 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 	add("tcp_listener_untouched", !accepted(tcp), a.TCP)
 	add("unix_listener_untouched", !accepted(ux), a.Unix)
 	add("udp_listener_untouched", !received(udp), a.UDP)
+	// Informational: where cgroups cannot be made, rlimits are all there
+	// is (docs/SANDBOX.md, "Resource limits").
+	add("limits_mechanism", true, limitsMechanism(s.cfg.CgroupRoot, s.cfg.Limits))
 	return s.finish(r, start)
 }
 

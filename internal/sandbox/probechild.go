@@ -35,6 +35,9 @@ func ProbeChildMain(args []string) int {
 		return 2
 	}
 	checks := probeInside(a)
+	if a.Network == NetworkOpen {
+		checks = probeOpenInside(a)
+	}
 	js, _ := json.Marshal(checks)
 	fmt.Println(probeResultPrefix + string(js))
 	return 0
@@ -101,6 +104,11 @@ func probeInside(a probeArgs) []Check {
 		refused("setxattr_"+p.name+"_refused", unix.Setxattr(p.path, "user.aos_probe", []byte("1"), 0), "setxattr "+p.path)
 	}
 
+	b, err = os.ReadFile(a.OtherRun)
+	cs = append(cs, Check{Name: "other_run_unreadable", OK: !strings.Contains(string(b), a.Secret), Detail: fmt.Sprintf("read %s: %v", a.OtherRun, err)})
+	cs = append(cs, homeHiddenCheck(a))
+	cs = append(cs, limitsCheck(a.Limits))
+
 	c, err := net.DialTimeout("tcp", a.TCP, 2*time.Second)
 	if err == nil {
 		_ = c.Close()
@@ -128,6 +136,100 @@ func probeInside(a probeArgs) []Check {
 	cs = append(cs, envCheck())
 	refused("userns_refused", unshareUser(), "unshare(CLONE_NEWUSER)")
 	refused("remount_refused", unix.Mount("none", "/", "", unix.MS_REMOUNT|unix.MS_BIND, ""), "remount / read-write")
+	return cs
+}
+
+// homeHiddenCheck lists the owner's home: only the way to an allowed path
+// (AllowRead, the probe binary) may show.
+func homeHiddenCheck(a probeArgs) Check {
+	c := Check{Name: "host_home_hidden", OK: true}
+	if a.HostHome == "" {
+		c.Detail = "no host home"
+		return c
+	}
+	ents, err := os.ReadDir(a.HostHome)
+	var shown []string
+	for _, e := range ents {
+		p := filepath.Join(a.HostHome, e.Name())
+		ok := false
+		for _, al := range a.HomeAllowed {
+			if al != "" && (within(p, al) || within(al, p)) {
+				ok = true
+			}
+		}
+		if !ok {
+			shown = append(shown, e.Name())
+		}
+	}
+	c.OK = len(shown) == 0
+	c.Detail = fmt.Sprintf("list %s: %v; unexpected entries: %v", a.HostHome, err, shown)
+	return c
+}
+
+// limitsCheck reads the rlimits the command runs under: soft and hard
+// must both be the configured limits (an unlimited one is not set, so it
+// is not checked).
+func limitsCheck(l Limits) Check {
+	c := Check{Name: "rlimits_applied"}
+	b, err := os.ReadFile("/proc/self/limits")
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	want := map[string]int64{}
+	for name, v := range map[string]int64{"Max processes": l.MaxProcs, "Max data size": l.MaxMemory, "Max file size": l.MaxFileSize, "Max open files": l.MaxOpenFiles} {
+		if v > 0 {
+			want[name] = v
+		}
+	}
+	var bad []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for name, v := range want {
+			if !strings.HasPrefix(line, name+" ") {
+				continue
+			}
+			f := strings.Fields(strings.TrimPrefix(line, name))
+			exp := fmt.Sprint(v)
+			if len(f) < 2 || f[0] != exp || f[1] != exp {
+				bad = append(bad, fmt.Sprintf("%s=%v want %s", name, f, exp))
+			}
+			delete(want, name)
+		}
+	}
+	for name := range want {
+		bad = append(bad, name+" missing")
+	}
+	c.OK = len(bad) == 0
+	c.Detail = fmt.Sprintf("mismatches: %v", bad)
+	return c
+}
+
+// probeOpenInside tries the host's loopback services from a network-open
+// sandbox, directly and through slirp's gateway address.
+func probeOpenInside(a probeArgs) []Check {
+	var cs []Check
+	_, tport, _ := net.SplitHostPort(a.TCP)
+	_, uport, _ := net.SplitHostPort(a.UDP)
+	for _, host := range []string{"127.0.0.1", "10.0.2.2"} {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(host, tport), 2*time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		cs = append(cs, Check{Name: "open_tcp_" + host + "_refused", OK: err != nil, Detail: fmt.Sprintf("connect: %v", err)})
+		if c, err := net.Dial("udp", net.JoinHostPort(host, uport)); err == nil {
+			_, _ = c.Write([]byte("probe")) // the parent checks nothing arrived
+			_ = c.Close()
+		}
+	}
+	// Positive control: outbound traffic has somewhere to go.
+	b, err := os.ReadFile("/proc/net/route")
+	route := false
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "00000000" {
+			route = true
+		}
+	}
+	cs = append(cs, Check{Name: "open_default_route", OK: route, Detail: fmt.Sprintf("/proc/net/route: %v %q", err, strings.TrimSpace(string(b)))})
 	return cs
 }
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -96,19 +97,55 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	}
 	defer func() { _ = outR.Close() }()
 
-	// ExtraFiles[i] becomes fd 3+i in bwrap.
-	cmd := exec.Command(s.cfg.BwrapPath, p.args(3, 4)...)
+	// Pdeathsig follows the OS thread that started the child, not the
+	// process: this goroutine stays on its thread until the child is
+	// reaped, so bwrap (and through --die-with-parent everything under
+	// it) is SIGKILLed the moment this process dies, even before bwrap
+	// has set anything up.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	extra := []*os.File{sec, statusW} // ExtraFiles[i] becomes fd 3+i
+	var blockW *os.File
+	if p.network == NetworkOpen {
+		if s.cfg.SlirpPath == "" {
+			_ = statusW.Close()
+			_ = outW.Close()
+			return Outcome{}, errNoSlirp()
+		}
+		blockR, w, err := os.Pipe()
+		if err != nil {
+			_ = statusW.Close()
+			_ = outW.Close()
+			return Outcome{}, fmt.Errorf("sandbox: block pipe: %w", err)
+		}
+		blockW = w
+		defer func() { _ = blockW.Close() }()
+		defer func() { _ = blockR.Close() }()
+		extra = append(extra, blockR)
+		p.blockFD = 5
+	}
+	job, _ := newCgroupJob(s.cfg.CgroupRoot, s.cfg.Limits)
+	defer job.remove()
+	name, args := s.cfg.BwrapPath, p.args(3, 4)
+	if job != nil {
+		// bwrap starts inside the command's cgroup (see launcherScript).
+		args = append(append(append([]string{"-c", launcherScript, "sh"}, job.procsFiles()...), "--", name), args...)
+		name = "/bin/sh"
+	}
+	cmd := exec.Command(name, args...)
 	cmd.Env = []string{} // bwrap itself gets nothing of ours either
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = []*os.File{sec, statusW}
-	// No Pdeathsig needed: bwrap's --die-with-parent already kills the
-	// whole job when the worker dies (TestWorkerDeathKillsJob).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.ExtraFiles = extra
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	_ = outW.Close()
 	_ = statusW.Close()
 	if err != nil {
 		return Outcome{}, &UnavailableError{Reason: fmt.Sprintf("start bwrap: %v", err), Fix: "check that bubblewrap is installed and executable"}
+	}
+	for _, f := range extra[2:] {
+		_ = f.Close() // the block pipe's read end now lives in bwrap only
 	}
 
 	pidCh := make(chan int, 1)
@@ -146,10 +183,24 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	}
 	done := ctx.Done()
 	var waitErr error
+	var nat *slirp
+	defer func() { nat.stop() }()
+	var netErr error
 loop:
 	for {
 		select {
 		case childPID = <-pidCh:
+			if blockW == nil {
+				break
+			}
+			// The command waits on the block pipe; give its network
+			// namespace outbound NAT first, then release it.
+			if nat, netErr = s.startSlirp(childPID, p.blockFD); netErr != nil {
+				killAll()
+				break
+			}
+			_, _ = blockW.Write([]byte{1})
+			_ = blockW.Close()
 		case <-timeout.C:
 			out.TimedOut = true
 			terminate()
@@ -191,6 +242,13 @@ loop:
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			out.Signal = unix.SignalName(ws.Signal())
 		}
+	}
+	if netErr != nil {
+		var se *SetupError
+		if errors.As(netErr, &se) && len(bytes.TrimSpace(out.Output)) > 0 {
+			se.Message += "; bwrap: " + lastLines(out.Output, 5) // bwrap may have died first
+		}
+		return Outcome{}, netErr
 	}
 	if killed {
 		return out, nil

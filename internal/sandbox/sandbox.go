@@ -34,6 +34,8 @@ type Spec struct {
 	ReadOnly []string
 	// ExtraDenyRead are more absolute paths hidden for this command.
 	ExtraDenyRead []string
+
+	expose []string // more paths shown read-only inside hidden dirs (the probe's root)
 }
 
 // Outcome is how a command ended.
@@ -50,14 +52,18 @@ type Outcome struct {
 	Output []byte
 	// Duration is the wall time of the call.
 	Duration time.Duration
+	// DiskQuota is set when, after the command, the workspace (without
+	// its .git), TMPDIR and HOME use more than Limits.MaxDisk.
+	DiskQuota *QuotaError
 }
 
 // Sandbox runs commands under bwrap. It is safe for concurrent use.
 type Sandbox struct {
 	cfg Config
 
-	mu       sync.Mutex // guards admitted and the probe run
-	admitted bool
+	mu           sync.Mutex // guards admitted, openAdmitted and the probe runs
+	admitted     bool
+	openAdmitted bool // the network-open probe passed too
 }
 
 // New returns a Sandbox for cfg. It fails only for an invalid Config; a
@@ -67,6 +73,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweepCgroups(c.CgroupRoot)
 	return &Sandbox{cfg: c}, nil
 }
 
@@ -85,23 +92,33 @@ func Shell() []string {
 // *SetupError when bwrap failed before starting the command. A command that
 // fails, times out or is cancelled is an Outcome, not an error.
 func (s *Sandbox) Run(ctx context.Context, spec Spec) (Outcome, error) {
-	if err := s.admit(ctx); err != nil {
+	if err := s.admit(ctx, spec.Network == NetworkOpen); err != nil {
 		return Outcome{}, err
 	}
 	return s.run(ctx, spec)
 }
 
-// admit runs the probe once per Sandbox and caches only a success.
-func (s *Sandbox) admit(ctx context.Context) error {
+// admit runs the probe once per Sandbox and caches only a success; the
+// first network-open command also needs the network-open probe to pass.
+func (s *Sandbox) admit(ctx context.Context, open bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.admitted {
-		return nil
+	if !s.admitted {
+		if _, err := s.probeLocked(ctx); err != nil {
+			return err
+		}
+		s.admitted = true
 	}
-	if _, err := s.probeLocked(ctx); err != nil {
-		return err
+	if open && !s.openAdmitted {
+		var r Report
+		if err := s.probeOpenLocked(ctx, &r); err != nil {
+			return err
+		}
+		if _, err := s.finish(r, time.Now()); err != nil {
+			return err
+		}
+		s.openAdmitted = true
 	}
-	s.admitted = true
 	return nil
 }
 
@@ -114,7 +131,11 @@ func (s *Sandbox) run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer cleanup()
-	return s.exec(ctx, p)
+	out, err := s.exec(ctx, p)
+	if err == nil {
+		out.DiskQuota = s.checkDisk(ctx, p)
+	}
+	return out, err
 }
 
 func errNoBwrap() error {

@@ -55,7 +55,7 @@ func TestUnprivileged(t *testing.T) {
 		}
 		t.Fatalf("unprivileged run failed: %v\n%s", err, out)
 	}
-	for _, want := range []string{"--- PASS: TestProbePasses", "--- PASS: TestNetworkNoneRefusesLoopback", "--- PASS: TestMetadataChangesRefused"} {
+	for _, want := range []string{"--- PASS: TestProbePasses", "--- PASS: TestNetworkNoHostLoopback", "--- PASS: TestProcessLimit", "--- PASS: TestOwnerHomeHidden", "--- PASS: TestMetadataChangesRefused"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("unprivileged run lacks %q:\n%s", want, out)
 		}

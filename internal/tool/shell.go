@@ -105,13 +105,23 @@ func runShell(ctx context.Context, tc *Context, in shellInput) (Result, error) {
 	if uerr != nil {
 		return Result{}, fmt.Errorf("tool: shell: %w", uerr)
 	}
-	res := Result{OK: out.ExitCode == 0 && !out.TimedOut && !out.Cancelled && !out.OutputExceeded,
-		Output: FormatShellOutput(out, timeout), Trust: TrustUntrusted}
+	res := Result{OK: out.ExitCode == 0 && !out.TimedOut && !out.Cancelled && !out.OutputExceeded && out.DiskQuota == nil,
+		Output: diskQuotaNote(out) + FormatShellOutput(out, timeout), Trust: TrustUntrusted}
 	if len(removed) > 0 {
 		res.OK = false
 		res.Output = protectedNote(removed) + res.Output
 	}
 	return res, nil
+}
+
+// diskQuotaNote tells the model, before the command's output, that the
+// run is over its disk quota (measured by the sandbox after the command),
+// which also fails the call.
+func diskQuotaNote(out sandbox.Outcome) string {
+	if out.DiskQuota == nil {
+		return ""
+	}
+	return "[" + out.DiskQuota.Error() + "]\n"
 }
 
 // FormatShellOutput renders an Outcome for the model: notes, then
