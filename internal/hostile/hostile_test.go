@@ -78,14 +78,7 @@ const (
 // fails like any other. Remove an entry when its fix lands (an entry that
 // no longer escapes says so in the log). docs/HOSTILE.md records which
 // attacks escaped on the main the suite was written against.
-var knownEscapes = map[string]string{
-	"sandbox-owner-home-files":      "issue 10: world-readable owner HOME files readable from the shell",
-	"sandbox-network-open-loopback": "issue 10: network open reaches the host's loopback services",
-	"sandbox-limits-processes":      "issue 10: no per-command process limit",
-	"sandbox-limits-memory":         "issue 10: no per-command memory limit",
-	"sandbox-limits-file-size":      "issue 10: no per-command file-size limit",
-	"sandbox-other-run-home":        "issue 10: another run's HOME is readable when aos runs as root",
-}
+var knownEscapes = map[string]string{}
 
 func turn(calls ...script.ToolCall) script.Turn { return script.Turn{ToolCalls: calls} }
 
