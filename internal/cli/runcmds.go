@@ -111,7 +111,7 @@ func (s *session) create(ctx context.Context, f runFlags, objective string) (str
 	if len(title) > 80 {
 		title = title[:80] + "…"
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: title, Logic: engine.LogicName, Input: in, Spec: in,
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: title, Logic: engine.LocalLogicName, Input: in, Spec: in,
 		Budget: kernel.Budget{USD: f.budgetUSD, Turns: f.maxTurns, WallSec: f.wallSec}})
 	if err != nil {
 		return "", err

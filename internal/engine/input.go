@@ -11,6 +11,12 @@ import (
 // LogicName is the kernel logic name of the agent loop.
 const LogicName = "aos.agent"
 
+// LocalLogicName is the same agent loop for a mission that `aos run` runs in
+// its own process. Only that process and `aos resume` register it, so a
+// plain worker sharing the data dir (`aos up`, `aos worker`) never claims the
+// mission and never runs it with its own environment.
+const LocalLogicName = "aos.agent.local"
+
 // DefaultApprovalTimeoutSec is how long an ask waits for the owner (72 h);
 // expiry is a deny.
 const DefaultApprovalTimeoutSec = 72 * 3600
