@@ -343,7 +343,7 @@ func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
 			}
 			switch rec.State {
 			case tool.ReconcileDone:
-				return kernel.ReconcileOutcome{Answer: kernel.ReconcileDone, Result: stepResult{OK: true, Content: rec.Output}}, nil
+				return kernel.ReconcileOutcome{Answer: kernel.ReconcileDone, Result: stepResult{OK: true, Content: rec.Output, FileStateOut: rec.FileStateOut}}, nil
 			case tool.ReconcileNotDone:
 				return kernel.ReconcileOutcome{Answer: kernel.ReconcileNotDone}, nil
 			}

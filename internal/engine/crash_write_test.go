@@ -25,6 +25,9 @@ turns:
       - {name: edit_file, input: {path: cfg.ini, oldString: "a=1", newString: "a=2"}}
   - expect: [{last_tool_result_error: false}]
     tool_calls:
+      - {name: write_file, input: {path: cfg.ini, content: "a=3\n"}}
+  - expect: [{last_tool_result_error: false}]
+    tool_calls:
       - {name: finish, input: {status: partial, summary: "written", evidence: [], openQuestions: []}}
 `
 
@@ -34,7 +37,9 @@ turns:
 // The replayed call must succeed (the script asserts the model sees no
 // error) and the file holds the edit exactly once. Before, the replay
 // failed the staleness check ("exists but this run has not read it yet",
-// "changed since this run last read or wrote it").
+// "changed since this run last read or wrote it"). A later write to the
+// same file must pass too: a call settled by its probe records what the run
+// now knows of the file, as an executed call would.
 func TestWriteReplayAfterKill(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		for _, kill := range []string{"write_file", "edit_file"} {
@@ -74,7 +79,7 @@ func TestWriteReplayAfterKill(t *testing.T) {
 					e.dumpSteps(rid)
 					t.Fatalf("status %s: %s", r.Status, r.Result)
 				}
-				if b, err := os.ReadFile(filepath.Join(e.ws, "cfg.ini")); err != nil || string(b) != "a=2\n" {
+				if b, err := os.ReadFile(filepath.Join(e.ws, "cfg.ini")); err != nil || string(b) != "a=3\n" {
 					t.Errorf("cfg.ini = %q, %v", b, err)
 				}
 			})

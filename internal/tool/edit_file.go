@@ -176,7 +176,8 @@ func reconcileEditFile(_ context.Context, tc *Context, in editFileInput) (Reconc
 		return Reconciliation{State: ReconcileNotDone}, nil
 	}
 	if _, ok := editApplied(string(t.pre.data), last, in); ok {
-		return Reconciliation{State: ReconcileDone, Output: fmt.Sprintf("edited %s: the file holds this edit", t.rel)}, nil
+		return Reconciliation{State: ReconcileDone, Output: fmt.Sprintf("edited %s: the file holds this edit", t.rel),
+			FileStateOut: map[string]string{t.rel: sum(t.pre.data)}}, nil
 	}
 	return Reconciliation{State: ReconcileUnknown}, nil
 }

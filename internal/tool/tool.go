@@ -130,6 +130,9 @@ const (
 type Reconciliation struct {
 	State  ReconcileState `json:"state"`
 	Output string         `json:"output,omitempty"`
+	// FileStateOut is what a done call leaves the run knowing of the
+	// files it wrote, as Result.FileStateOut is for a call that ran.
+	FileStateOut map[string]string `json:"fileStateOut,omitempty"`
 }
 
 // Reconciler is implemented by tools that can tell, after a crash, whether

@@ -96,7 +96,8 @@ func reconcileWriteFile(_ context.Context, tc *Context, in writeFileInput) (Reco
 	}
 	defer t.Close()
 	if t.pre.exists && bytes.Equal(t.pre.data, []byte(in.Content)) {
-		return Reconciliation{State: ReconcileDone, Output: fmt.Sprintf("%s holds the intended content (%d bytes)", t.rel, len(in.Content))}, nil
+		return Reconciliation{State: ReconcileDone, Output: fmt.Sprintf("%s holds the intended content (%d bytes)", t.rel, len(in.Content)),
+			FileStateOut: map[string]string{t.rel: sum(t.pre.data)}}, nil
 	}
 	return Reconciliation{State: ReconcileNotDone}, nil
 }
