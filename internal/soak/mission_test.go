@@ -117,7 +117,7 @@ func (m *mission) run(ctx context.Context, plan []kill) (outcome, error) {
 		}
 		args = []string{"resume", m.id}
 	}
-	if m.h.cfg.brk == breakDoubleAppend && !m.broken {
+	if m.h.cfg.brk == breakDoubleAppend && !m.broken && len(plan) > 0 {
 		m.doubleAppend()
 	}
 	return collect(m.repo, m.modelURL, finalStatus(m.final))
@@ -246,7 +246,7 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 	defer timeout.Stop()
 	lines := s.p.lines
 	claims := 0
-	if s.m.id != "" && s.k != nil && s.k.Kind != killRandom && s.k.Kind != killModel {
+	if s.m.id != "" && s.k != nil && !s.k.Kind.holding() {
 		s.arm()
 	}
 	for {
@@ -305,18 +305,25 @@ func (s *supervisor) line(ctx context.Context, line string, claims *int) error {
 		if s.m.id == "" {
 			s.m.id = strings.TrimSpace(strings.TrimPrefix(line, "● mission "))
 			s.m.t.Logf("mission %s", s.m.id)
-			if s.k != nil && s.k.Kind != killRandom && s.k.Kind != killModel {
+			if s.k != nil && !s.k.Kind.holding() {
 				s.arm()
 			}
-			if s.k != nil && (s.k.Kind == killRandom || s.k.Kind == killModel) {
+			if s.k != nil && s.k.Kind.holding() {
 				s.armHolding()
 			}
 		}
 	case strings.HasPrefix(strings.TrimSpace(line), "→ "):
 		s.lastArrow = strings.TrimSpace(line)
+		if s.armed && s.k.Kind == killShell && strings.HasPrefix(s.lastArrow, "→ shell ") && strings.Contains(s.lastArrow, "sleep ") {
+			if s.skip > 0 {
+				s.skip--
+			} else {
+				s.why = "while a slow shell command ran"
+			}
+		}
 	case strings.Contains(line, "(resumed: replaying"):
 		*claims++
-		if *claims == s.m.claims+1 && s.k != nil && (s.k.Kind == killRandom || s.k.Kind == killModel) {
+		if *claims == s.m.claims+1 && s.k != nil && s.k.Kind.holding() {
 			s.armHolding()
 		}
 	default:
@@ -353,6 +360,10 @@ func (s *supervisor) armHolding() {
 		return
 	}
 	s.armed = true
+	if s.k.Kind == killShell {
+		s.skip = s.k.Skip
+		return
+	}
 	if s.k.Kind == killModel {
 		maxTurn := -1
 		if rs, err := requests(s.m.modelURL); err == nil {
@@ -426,7 +437,7 @@ func (s *supervisor) question(ctx context.Context, waitID string) error {
 		return fmt.Errorf("ground truth of %s: %w", c, err)
 	}
 	say := ran
-	if s.m.h.cfg.brk == breakLie {
+	if s.m.h.cfg.brk == breakLie && s.k != nil {
 		say = !ran
 	}
 	opt, err := pickOption(q.Options, say)

@@ -130,7 +130,7 @@ func requests(modelURL string) ([]recorded, error) {
 	return rs, nil
 }
 
-// toolSequence reads, from the last request the model server answered,
+// toolSequence reads, from the last request the model server received,
 // the tool calls of the conversation in order, each with whether its
 // result was an error; and every request the server refused.
 func toolSequence(modelURL string) (tools, refused []string, err error) {
@@ -138,12 +138,13 @@ func toolSequence(modelURL string) (tools, refused []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The latest request holds the whole conversation, a refused one
+	// included: its last tool result is what the model objected to.
 	var last *recorded
 	for i := range rs {
 		r := &rs[i]
 		if r.Status != http.StatusOK {
 			refused = append(refused, fmt.Sprintf("turn %d: HTTP %d %s", r.Turn, r.Status, oneLine(r.Error, 300)))
-			continue
 		}
 		if last == nil || r.Turn >= last.Turn {
 			last = r
@@ -216,12 +217,13 @@ func resultText(raw json.RawMessage) string {
 	return b.String()
 }
 
-// diff compares a soak outcome with the clean run's and returns a readable
-// report, empty when they agree.
-func diff(clean, got outcome) string {
+// diff compares an outcome with a reference (the clean run's, or what
+// the script says) and returns a readable report, empty when they agree.
+// names says what the two are, reference first.
+func diff(clean, got outcome, names [2]string) string {
 	var b strings.Builder
 	if got.Status != clean.Status {
-		fmt.Fprintf(&b, "status: %s, clean run: %s\n", got.Status, clean.Status)
+		fmt.Fprintf(&b, "status: %s, %s: %s\n", got.Status, names[0], clean.Status)
 	}
 	count := map[string]int{}
 	for _, l := range got.Log {
@@ -235,10 +237,10 @@ func diff(clean, got outcome) string {
 			fmt.Fprintf(&b, "log.txt: %q appears %d times (a side effect ran more than once)\n", l, n)
 		}
 	}
-	sideBySide(&b, "log.txt", clean.Log, got.Log)
-	sideBySide(&b, "commits of the mission branch", clean.Commits, got.Commits)
-	sideBySide(&b, "tool calls the model saw", clean.Tools, got.Tools)
-	sideBySide(&b, "workspace files", clean.Files, got.Files)
+	sideBySide(&b, "log.txt", names, clean.Log, got.Log)
+	sideBySide(&b, "commits of the mission branch", names, clean.Commits, got.Commits)
+	sideBySide(&b, "tool calls the model saw", names, clean.Tools, got.Tools)
+	sideBySide(&b, "workspace files", names, clean.Files, got.Files)
 	if len(got.Debris) > 0 {
 		fmt.Fprintf(&b, "debris:\n  %s\n", strings.Join(got.Debris, "\n  "))
 	}
@@ -249,11 +251,11 @@ func diff(clean, got outcome) string {
 }
 
 // sideBySide prints both lists when they differ, marking differing rows.
-func sideBySide(b *strings.Builder, what string, want, got []string) {
+func sideBySide(b *strings.Builder, what string, names [2]string, want, got []string) {
 	if strings.Join(want, "\n") == strings.Join(got, "\n") {
 		return
 	}
-	fmt.Fprintf(b, "%s differ (! marks a difference; clean run | soak):\n", what)
+	fmt.Fprintf(b, "%s differ (! marks a difference; %s | %s):\n", what, names[0], names[1])
 	n := max(len(want), len(got))
 	for i := range n {
 		w, g := "—", "—"

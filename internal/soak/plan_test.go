@@ -14,6 +14,7 @@ type killKind string
 const (
 	killRandom   killKind = "random"   // a random delay after the process holds the run
 	killModel    killKind = "model"    // while a model call is in flight (a delayed turn of the script)
+	killShell    killKind = "shell"    // while a slow shell command runs: intent journaled, line not yet appended
 	killLog      killKind = "log"      // right after log.txt grows (a shell append), before its record
 	killFile     killKind = "file"     // right after a file is renamed into place (write_file, edit_file)
 	killCommit   killKind = "commit"   // right after the mission branch moves (git_commit)
@@ -28,7 +29,8 @@ type kill struct {
 	// Skip: effects (or delayed model turns) to let pass before the one
 	// that triggers the kill.
 	Skip int
-	// Frac: for random, the delay as a fraction of the clean run's length.
+	// Frac: for random, the delay as a fraction of the clean run's length
+	// (drawn below 0.8, so that the kill usually lands before the end).
 	Frac float64
 	// Immediate: for answer, kill as soon as the answer is recorded
 	// instead of on the next effect.
@@ -53,24 +55,27 @@ func (k kill) String() string {
 // delayedTurns are the script's turns that answer after a delay.
 var delayedTurns = []int{2, 8, 15}
 
-// safePlans is one mission killed once while a model call is in flight:
-// a point aos handles today, so the harness must pass with it.
+// safePlans are kills at points today's aos handles: a model call in
+// flight, and a shell step whose intent is journaled but whose command has
+// not run yet (the owner truthfully answers "it did not run — run it", and
+// nothing crashes after). The harness must pass with them on main.
 func safePlans() [][]kill {
-	return [][]kill{{{Kind: killModel, Skip: 1}}}
+	return [][]kill{{{Kind: killModel, Skip: 1}}, {{Kind: killShell, Skip: 1}}}
 }
 
 // fullPlans draws missions whose kills add up to n. The first four chains
-// cover every kind, including the sequence of issue 11's finding 1 (a kill
-// on a shell append, a kill while its question is pending, then a kill
-// right after the answer); the rest are random.
+// cover every kind, including the two sequences of issue 11's finding 1
+// (a kill before a shell append, "run it", a kill right after the re-run's
+// append; and a kill after an append, a kill while its question is
+// pending, a kill right after the answer); the rest are random.
 func fullPlans(rng *rand.Rand, n int) [][]kill {
 	templates := [][]kill{
-		{{Kind: killLog, Skip: rng.IntN(5)}, {Kind: killQuestion}, {Kind: killAnswer}},
+		{{Kind: killShell, Skip: rng.IntN(2)}, {Kind: killAnswer}},
+		{{Kind: killLog, Skip: rng.IntN(5)}, {Kind: killQuestion}, {Kind: killAnswer, Immediate: true}},
 		{{Kind: killFile, Skip: rng.IntN(4)}, {Kind: killCommit, Skip: rng.IntN(2)}},
-		{{Kind: killRandom, Frac: rng.Float64()}, {Kind: killModel}, {Kind: killRandom, Frac: rng.Float64()}},
-		{{Kind: killEffect, Skip: rng.IntN(8)}, {Kind: killAnswer, Immediate: true}},
+		{{Kind: killRandom, Frac: 0.8 * rng.Float64()}, {Kind: killModel}, {Kind: killEffect, Skip: rng.IntN(3)}},
 	}
-	kinds := []killKind{killRandom, killModel, killLog, killFile, killCommit, killEffect, killQuestion, killAnswer}
+	kinds := []killKind{killRandom, killModel, killShell, killLog, killFile, killCommit, killEffect, killQuestion, killAnswer}
 	var plans [][]kill
 	for left := n; left > 0; {
 		var chain []kill
@@ -78,7 +83,7 @@ func fullPlans(rng *rand.Rand, n int) [][]kill {
 			chain = templates[len(plans)]
 		} else {
 			for range 1 + rng.IntN(3) {
-				k := kill{Kind: kinds[rng.IntN(len(kinds))], Skip: rng.IntN(3), Frac: rng.Float64(), Immediate: rng.IntN(2) == 0}
+				k := kill{Kind: kinds[rng.IntN(len(kinds))], Skip: rng.IntN(3), Frac: 0.8 * rng.Float64(), Immediate: rng.IntN(2) == 0}
 				chain = append(chain, k)
 			}
 		}
@@ -89,4 +94,11 @@ func fullPlans(rng *rand.Rand, n int) [][]kill {
 		plans = append(plans, chain)
 	}
 	return plans
+}
+
+// holding reports whether the kind's trigger starts only once the process
+// holds the run: a resumed process first replays the timeline (and today
+// waits for the dead holder's lease), and what it prints then is history.
+func (k killKind) holding() bool {
+	return k == killRandom || k == killModel || k == killShell
 }

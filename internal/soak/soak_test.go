@@ -183,7 +183,7 @@ func (h *harness) cleanRun(ctx context.Context, t *testing.T) outcome {
 		subject, _, _ := strings.Cut(c, "  tree ")
 		subjects.Commits = append(subjects.Commits, subject)
 	}
-	if d := diff(expect, subjects); d != "" {
+	if d := diff(expect, subjects, [2]string{"the script", "clean run"}); d != "" {
 		t.Fatalf("the clean run does not do what the script says (compared with the script's expectations):\n%s\nhistory: %s\nstdout:\n%s",
 			d, strings.Join(m.history, "\n  "), tail(m.final.stdout(), 40))
 	}
@@ -223,7 +223,7 @@ func (h *harness) soak(ctx context.Context, t *testing.T, clean outcome, plans [
 				if err != nil {
 					t.Fatalf("%s\n%v", report, err)
 				}
-				if d := diff(clean, o); d != "" {
+				if d := diff(clean, o, [2]string{"clean run", "soak"}); d != "" {
 					t.Fatalf("%s\nthe mission differs from the clean run:\n%s\nlast process's stdout tail:\n%s", report, d, tail(m.final.stdout(), 25))
 				}
 				if mustLand && m.kills < len(plan) {

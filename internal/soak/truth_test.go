@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,7 +23,7 @@ type call struct {
 	Turn  int
 	Name  string
 	Input map[string]any
-	// marker is the value of its first input field (by name) cut to 20
+	// marker is the value of its first input field (by name) cut to 40
 	// characters: unique among the script's effectful calls.
 	marker string
 }
@@ -71,8 +73,8 @@ func loadCalls(path string) ([]call, error) {
 			sort.Strings(keys)
 			if s, ok := in[keys[0]].(string); ok {
 				c.marker = s
-				if len(c.marker) > 20 {
-					c.marker = c.marker[:20]
+				if len(c.marker) > 40 {
+					c.marker = c.marker[:40]
 				}
 			}
 			out = append(out, c)
@@ -145,27 +147,24 @@ func collectStrings(v any, out *[]string) {
 	}
 }
 
+// appendCmd is the script's shell commands: [sleep N; ]echo LINE >> FILE.
+var appendCmd = regexp.MustCompile(`^(?:sleep [0-9.]+; )?echo (\S+) >> (\S+)$`)
+
 // tookEffect is the ground truth the owner knows: whether c's effect is in
 // the workspace.
 func tookEffect(repo string, c call) (bool, error) {
 	str := func(k string) string { s, _ := c.Input[k].(string); return s }
 	switch c.Name {
 	case "shell":
-		// echo step-N >> log.txt
-		f := strings.Fields(str("command"))
-		if len(f) != 4 || f[0] != "echo" || f[2] != ">>" {
+		f := appendCmd.FindStringSubmatch(str("command"))
+		if f == nil {
 			return false, fmt.Errorf("shell command %q is not an append the harness can check", str("command"))
 		}
-		lines, err := readLines(filepath.Join(repo, f[3]))
+		lines, err := readLines(filepath.Join(repo, f[2]))
 		if err != nil {
 			return false, err
 		}
-		for _, l := range lines {
-			if l == f[1] {
-				return true, nil
-			}
-		}
-		return false, nil
+		return slices.Contains(lines, f[1]), nil
 	case "write_file":
 		b, err := os.ReadFile(filepath.Join(repo, str("path")))
 		if os.IsNotExist(err) {
