@@ -23,6 +23,7 @@ const (
 	effectLog    effect = "log"    // log.txt grew: a shell append
 	effectFile   effect = "file"   // a file was written or renamed into place (write_file, edit_file)
 	effectCommit effect = "commit" // the mission branch moved to a new commit
+	effectTemp   effect = "temp"   // an aos temp file appeared: a write_file/edit_file in progress
 )
 
 // fsWatch reports workspace effects as they happen, so that the harness
@@ -122,7 +123,9 @@ func (w *fsWatch) classify(dir, name string, mask uint32) (effect, bool) {
 		switch {
 		case name == "log.txt" && mask&unix.IN_MODIFY != 0:
 			return effectLog, true
-		case name == "log.txt", strings.HasPrefix(name, ".aos-"), strings.HasSuffix(name, ".tmp"):
+		case strings.HasPrefix(name, ".aos-") && mask&unix.IN_CREATE != 0:
+			return effectTemp, true
+		case name == "log.txt", strings.HasPrefix(name, ".aos-"):
 			return "", false
 		case mask&(unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE) != 0 && mask&unix.IN_ISDIR == 0:
 			return effectFile, true

@@ -273,13 +273,7 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 			if !ok {
 				continue
 			}
-			if s.armed && s.effectsOn != "" && (s.effectsOn == killEffect || killKind(e) == s.effectsOn) {
-				if s.skip > 0 {
-					s.skip--
-					continue
-				}
-				s.why = "right after a " + string(e) + " effect"
-			}
+			s.effect(e)
 		case <-s.timer:
 			s.why = "at a random time"
 		case <-tick:
@@ -296,6 +290,32 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 			return true, nil
 		}
 	}
+}
+
+// effect counts an effect toward an effect-triggered kill. An aos temp
+// file fires a temp kill but counts toward no skip: each write makes one
+// file effect, with a temp file before it only where aos writes one.
+func (s *supervisor) effect(e effect) {
+	if !s.armed || s.effectsOn == "" {
+		return
+	}
+	switch {
+	case e == effectTemp && s.effectsOn == killTemp:
+		if s.skip == 0 {
+			s.why = "right after a temp file appeared"
+		}
+		return
+	case e == effectTemp:
+		return
+	case s.effectsOn == killEffect, killKind(e) == s.effectsOn, s.effectsOn == killTemp && e == effectFile:
+	default:
+		return
+	}
+	if s.skip > 0 {
+		s.skip--
+		return
+	}
+	s.why = "right after a " + string(e) + " effect"
 }
 
 // line reads one timeline line.
@@ -346,7 +366,7 @@ func (s *supervisor) line(ctx context.Context, line string, claims *int) error {
 func (s *supervisor) arm() {
 	s.armed = true
 	switch s.k.Kind {
-	case killLog, killFile, killCommit, killEffect:
+	case killLog, killFile, killTemp, killCommit, killEffect:
 		s.effectsOn, s.skip = s.k.Kind, s.k.Skip
 	case killQuestion, killAnswer:
 		s.effectsOn, s.skip = killEffect, 0

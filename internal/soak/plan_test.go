@@ -17,6 +17,7 @@ const (
 	killShell    killKind = "shell"    // while a slow shell command runs: intent journaled, line not yet appended
 	killLog      killKind = "log"      // right after log.txt grows (a shell append), before its record
 	killFile     killKind = "file"     // right after a file is renamed into place (write_file, edit_file)
+	killTemp     killKind = "temp"     // right after write_file/edit_file creates its temp file (else as file)
 	killCommit   killKind = "commit"   // right after the mission branch moves (git_commit)
 	killEffect   killKind = "effect"   // right after the next effect of any kind
 	killQuestion killKind = "question" // while a reconcile question is pending, unanswered
@@ -72,10 +73,10 @@ func fullPlans(rng *rand.Rand, n int) [][]kill {
 	templates := [][]kill{
 		{{Kind: killShell, Skip: rng.IntN(2)}, {Kind: killAnswer}},
 		{{Kind: killLog, Skip: rng.IntN(5)}, {Kind: killQuestion}, {Kind: killAnswer, Immediate: true}},
-		{{Kind: killFile, Skip: rng.IntN(4)}, {Kind: killCommit, Skip: rng.IntN(2)}},
-		{{Kind: killRandom, Frac: 0.8 * rng.Float64()}, {Kind: killModel}, {Kind: killEffect, Skip: rng.IntN(3)}},
+		{{Kind: killTemp, Skip: rng.IntN(4)}, {Kind: killFile, Skip: rng.IntN(2)}, {Kind: killCommit, Skip: rng.IntN(2)}},
+		{{Kind: killRandom, Frac: 0.8 * rng.Float64()}, {Kind: killModel}},
 	}
-	kinds := []killKind{killRandom, killModel, killShell, killLog, killFile, killCommit, killEffect, killQuestion, killAnswer}
+	kinds := []killKind{killRandom, killModel, killShell, killLog, killFile, killTemp, killCommit, killEffect, killQuestion, killAnswer}
 	var plans [][]kill
 	for left := n; left > 0; {
 		var chain []kill
