@@ -191,7 +191,7 @@ func (m *mission) process(ctx context.Context, args []string, k *kill) (*proc, b
 		return nil, false, err
 	}
 	m.procs++
-	s := &supervisor{m: m, p: p, k: k, started: time.Now(), asked: map[string]bool{}}
+	s := &supervisor{m: m, p: p, k: k, asked: map[string]bool{}}
 	killed, err := s.loop(ctx, w)
 	if err != nil {
 		p.kill()
@@ -222,15 +222,15 @@ func tail(s string, n int) string {
 type supervisor struct {
 	m       *mission
 	p       *proc
-	k       *kill
-	started time.Time
-	asked   map[string]bool
+	k     *kill
+	asked map[string]bool
 
 	lastArrow string
 	armed     bool     // k's trigger may fire
 	effectsOn killKind // the effect kind that fires the kill, "" for none
 	skip      int
 	timer     <-chan time.Time
+	timerWhy  string
 	modelTick *time.Ticker
 	target    int // the model turn whose request fires a model kill
 	why       string
@@ -244,7 +244,7 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 	}()
 	timeout := time.NewTimer(s.m.h.cfg.procTimeout)
 	defer timeout.Stop()
-	lines := s.p.lines
+	lines, events := s.p.lines, w.events
 	claims := 0
 	if s.m.id != "" && s.k != nil && !s.k.Kind.holding() {
 		s.arm()
@@ -269,13 +269,14 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 			if err := s.line(ctx, line, &claims); err != nil {
 				return false, err
 			}
-		case e, ok := <-w.events:
+		case e, ok := <-events:
 			if !ok {
+				events = nil
 				continue
 			}
 			s.effect(e)
 		case <-s.timer:
-			s.why = "at a random time"
+			s.why = s.timerWhy
 		case <-tick:
 			rs, err := requests(s.m.modelURL)
 			if err == nil && slices.ContainsFunc(rs, func(r recorded) bool { return r.Turn == s.target }) {
@@ -405,7 +406,7 @@ func (s *supervisor) armHolding() {
 		// No delayed turn left: a random kill instead.
 	}
 	d := time.Duration(s.k.Frac * float64(s.m.h.cleanTook))
-	s.timer = time.After(d)
+	s.timer, s.timerWhy = time.After(d), fmt.Sprintf("at a random time (%s after it held the run)", d.Round(time.Millisecond))
 }
 
 // question answers a pending wait truthfully (or kills the process first
@@ -457,7 +458,7 @@ func (s *supervisor) question(ctx context.Context, waitID string) error {
 		return fmt.Errorf("ground truth of %s: %w", c, err)
 	}
 	say := ran
-	if s.m.h.cfg.brk == breakLie && s.k != nil {
+	if s.m.h.cfg.brk == breakLie {
 		say = !ran
 	}
 	opt, err := pickOption(q.Options, say)
@@ -480,7 +481,7 @@ func (s *supervisor) question(ctx context.Context, waitID string) error {
 			s.why = "right after answering " + waitID
 		} else {
 			s.effectsOn, s.skip = killEffect, 0
-			s.timer = time.After(2 * time.Second)
+			s.timer, s.timerWhy = time.After(2*time.Second), "2 s after the answer (no effect came first)"
 		}
 	}
 	return nil
