@@ -220,8 +220,8 @@ func tail(s string, n int) string {
 
 // supervisor watches one process.
 type supervisor struct {
-	m       *mission
-	p       *proc
+	m     *mission
+	p     *proc
 	k     *kill
 	asked map[string]bool
 
