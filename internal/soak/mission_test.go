@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,9 @@ type mission struct {
 	claims  int // "(resumed: …)" lines the timeline has printed so far
 	broken  bool
 	orphans []string // processes that outlived a kill -9 of aos
+	// logAtKill is log.txt right after the last kill: a line added later
+	// came from a process that outlived aos.
+	logAtKill []string
 	history []string
 	final   *proc
 }
@@ -141,22 +145,28 @@ func (m *mission) doubleAppend() {
 	m.logf("BREAK: the harness appended %q again", lines[len(lines)-1])
 }
 
-// afterKill checks that nothing aos started outlived it, and removes what
-// did (issue 11 finding 6).
+// afterKill checks that nothing aos started outlived it (issue 11 finding
+// 6): no process that names the mission's directory may be alive 500 ms
+// after the kill (the sandbox kills its jobs when aos dies), and log.txt
+// must not have grown since. Survivors are killed.
 func (m *mission) afterKill() {
 	var left []string
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
 		left = orphans(m.dir, nil)
 		if len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond) // polling /proc for processes to exit, with a deadline
+		time.Sleep(25 * time.Millisecond) // polling /proc for processes to exit, with a deadline
 	}
 	if len(left) > 0 {
-		m.logf("FINDING: %d process(es) outlived kill -9 of aos: %s", len(left), strings.Join(left, "; "))
+		m.logf("FINDING: %d process(es) outlived kill -9 of aos by 500 ms: %s", len(left), strings.Join(left, "; "))
 		m.orphans = append(m.orphans, left...)
 		killOrphans(m.dir)
+	}
+	if now, _ := readLines(filepath.Join(m.repo, "log.txt")); len(now) != len(m.logAtKill) {
+		m.logf("FINDING: log.txt changed after aos was killed: %q, then %q", m.logAtKill, now)
+		m.orphans = append(m.orphans, fmt.Sprintf("%s: log.txt grew after the kill: %q → %q", m.id, m.logAtKill, now))
 	}
 }
 
@@ -233,13 +243,17 @@ type supervisor struct {
 	timerWhy  string
 	modelTick *time.Ticker
 	target    int // the model turn whose request fires a model kill
+	shellTick *time.Ticker
+	shellSeen map[string]bool // slow shell commands seen running
 	why       string
 }
 
 func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 	defer func() {
-		if s.modelTick != nil {
-			s.modelTick.Stop()
+		for _, tk := range []*time.Ticker{s.modelTick, s.shellTick} {
+			if tk != nil {
+				tk.Stop()
+			}
 		}
 	}()
 	timeout := time.NewTimer(s.m.h.cfg.procTimeout)
@@ -250,9 +264,12 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 		s.arm()
 	}
 	for {
-		var tick <-chan time.Time
+		var tick, shellTick <-chan time.Time
 		if s.modelTick != nil {
 			tick = s.modelTick.C
+		}
+		if s.shellTick != nil {
+			shellTick = s.shellTick.C
 		}
 		select {
 		case <-ctx.Done():
@@ -277,6 +294,8 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 			s.effect(e)
 		case <-s.timer:
 			s.why = s.timerWhy
+		case <-shellTick:
+			s.slowShell()
 		case <-tick:
 			rs, err := requests(s.m.modelURL)
 			if err == nil && slices.ContainsFunc(rs, func(r recorded) bool { return r.Turn == s.target }) {
@@ -287,9 +306,30 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 			if !s.p.kill() {
 				return false, nil
 			}
+			s.m.logAtKill, _ = readLines(filepath.Join(s.m.repo, "log.txt"))
 			s.m.logf("kill #%d (%s) of process %d %s (last started call: %s)", s.m.kills+1, s.k, s.m.procs, s.why, strings.TrimPrefix(s.lastArrow, "→ "))
 			return true, nil
 		}
+	}
+}
+
+// slowShell fires a shell kill while a slow shell command of this
+// mission runs in the sandbox (its bwrap's command line names the
+// repository and the command): after the step's intent is journaled and
+// before the command appends its line. The timeline's "→ shell" line is no
+// trigger: on a loaded machine it can come after the append.
+func (s *supervisor) slowShell() {
+	for _, c := range running(s.m.repo, "; echo step-") {
+		if s.shellSeen[c] {
+			continue
+		}
+		s.shellSeen[c] = true
+		if s.skip > 0 {
+			s.skip--
+			continue
+		}
+		s.why = "while the slow shell command " + strconv.Quote(c) + " ran"
+		return
 	}
 }
 
@@ -335,13 +375,7 @@ func (s *supervisor) line(ctx context.Context, line string, claims *int) error {
 		}
 	case strings.HasPrefix(strings.TrimSpace(line), "→ "):
 		s.lastArrow = strings.TrimSpace(line)
-		if s.armed && s.k.Kind == killShell && strings.HasPrefix(s.lastArrow, "→ shell ") && strings.Contains(s.lastArrow, "sleep ") {
-			if s.skip > 0 {
-				s.skip--
-			} else {
-				s.why = "while a slow shell command ran"
-			}
-		}
+
 	case strings.Contains(line, "(resumed: replaying"):
 		*claims++
 		if *claims == s.m.claims+1 && s.k != nil && s.k.Kind.holding() {
@@ -383,6 +417,8 @@ func (s *supervisor) armHolding() {
 	s.armed = true
 	if s.k.Kind == killShell {
 		s.skip = s.k.Skip
+		s.shellSeen = map[string]bool{}
+		s.shellTick = time.NewTicker(20 * time.Millisecond)
 		return
 	}
 	if s.k.Kind == killModel {

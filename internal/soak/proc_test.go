@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,6 +183,32 @@ func orphans(dir string, keep map[int]bool) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("pid %d: %s", pid, oneLine(strings.ReplaceAll(string(b), "\x00", " "), 200)))
+	}
+	return out
+}
+
+// running lists the "sleep …; echo …" commands of live processes whose
+// command line names dir and contains marker: the script's slow shell
+// commands, running in the sandbox.
+func running(dir, marker string) []string {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(b, []byte(dir)) || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		for _, arg := range strings.Split(string(b), "\x00") {
+			if strings.HasPrefix(arg, "sleep ") && strings.Contains(arg, marker) && !slices.Contains(out, arg) {
+				out = append(out, arg)
+			}
+		}
 	}
 	return out
 }
