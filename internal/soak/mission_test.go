@@ -34,8 +34,8 @@ type mission struct {
 	// logAtKill is log.txt right after the last kill: a line added later
 	// came from a process that outlived aos.
 	logAtKill []string
-	history []string
-	final   *proc
+	history   []string
+	final     *proc
 }
 
 func (m *mission) logf(format string, a ...any) {
