@@ -315,13 +315,14 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 }
 
 // slowShell fires a shell kill while a slow shell command of this
-// mission runs in the sandbox (its bwrap's command line names the
-// repository and the command): after the step's intent is journaled and
-// before the command appends its line. The timeline's "→ shell" line is no
-// trigger: on a loaded machine it can come after the append.
+// mission runs in the sandbox: after the step's intent is journaled and
+// before the command appends its line. A shell kill waits until the
+// command has started; a sandbox kill fires as soon as its bwrap exists,
+// while the sandbox is still being set up. The timeline's "→ shell" line
+// is no trigger: on a loaded machine it can come after the append.
 func (s *supervisor) slowShell() {
-	for _, c := range running(s.m.repo, "; echo step-") {
-		if s.shellSeen[c] {
+	for c, started := range sandboxed(s.m.repo, "; echo step-") {
+		if s.shellSeen[c] || (s.k.Kind == killShell && !started) {
 			continue
 		}
 		s.shellSeen[c] = true
@@ -329,7 +330,11 @@ func (s *supervisor) slowShell() {
 			s.skip--
 			continue
 		}
-		s.why = "while the slow shell command " + strconv.Quote(c) + " ran"
+		if s.k.Kind == killShell {
+			s.why = "while the slow shell command " + strconv.Quote(c) + " ran"
+		} else {
+			s.why = "while the sandbox of " + strconv.Quote(c) + " was starting or running"
+		}
 		return
 	}
 }
@@ -416,7 +421,7 @@ func (s *supervisor) armHolding() {
 		return
 	}
 	s.armed = true
-	if s.k.Kind == killShell {
+	if s.k.Kind == killShell || s.k.Kind == killSandbox {
 		s.skip = s.k.Skip
 		s.shellSeen = map[string]bool{}
 		s.shellTick = time.NewTicker(20 * time.Millisecond)

@@ -15,6 +15,7 @@ const (
 	killRandom   killKind = "random"   // a random delay after the process holds the run
 	killModel    killKind = "model"    // while a model call is in flight (a delayed turn of the script)
 	killShell    killKind = "shell"    // while a slow shell command runs: intent journaled, line not yet appended
+	killSandbox  killKind = "sandbox"  // as soon as the slow shell command's bwrap exists (maybe still setting up)
 	killLog      killKind = "log"      // right after log.txt grows (a shell append), before its record
 	killFile     killKind = "file"     // right after a file is renamed into place (write_file, edit_file)
 	killTemp     killKind = "temp"     // right after write_file/edit_file creates its temp file (else as file)
@@ -74,9 +75,9 @@ func fullPlans(rng *rand.Rand, n int) [][]kill {
 		{{Kind: killShell, Skip: rng.IntN(2)}, {Kind: killAnswer}},
 		{{Kind: killLog, Skip: rng.IntN(5)}, {Kind: killQuestion}, {Kind: killAnswer, Immediate: true}},
 		{{Kind: killTemp, Skip: rng.IntN(4)}, {Kind: killFile, Skip: rng.IntN(2)}, {Kind: killCommit, Skip: rng.IntN(2)}},
-		{{Kind: killRandom, Frac: 0.8 * rng.Float64()}, {Kind: killModel}},
+		{{Kind: killRandom, Frac: 0.8 * rng.Float64()}, {Kind: killSandbox, Skip: rng.IntN(2)}},
 	}
-	kinds := []killKind{killRandom, killModel, killShell, killLog, killFile, killTemp, killCommit, killEffect, killQuestion, killAnswer}
+	kinds := []killKind{killRandom, killModel, killShell, killSandbox, killLog, killFile, killTemp, killCommit, killEffect, killQuestion, killAnswer}
 	var plans [][]kill
 	for left := n; left > 0; {
 		var chain []kill
@@ -101,5 +102,5 @@ func fullPlans(rng *rand.Rand, n int) [][]kill {
 // holds the run: a resumed process first replays the timeline (and today
 // waits for the dead holder's lease), and what it prints then is history.
 func (k killKind) holding() bool {
-	return k == killRandom || k == killModel || k == killShell
+	return k == killRandom || k == killModel || k == killShell || k == killSandbox
 }

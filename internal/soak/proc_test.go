@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,26 +186,55 @@ func orphans(dir string, keep map[int]bool) []string {
 	return out
 }
 
-// running lists the "sleep …; echo …" commands of live processes whose
-// command line names dir and contains marker: the script's slow shell
-// commands, running in the sandbox.
-func running(dir, marker string) []string {
+// sandboxed lists this mission's slow shell commands ("sleep …; echo …")
+// running in the sandbox: the bwraps whose command line names dir and
+// marker, each with whether its command has started (a "sleep" process
+// descends from it), as opposed to bwrap still setting up.
+func sandboxed(dir, marker string) map[string]bool {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []string
+	bwraps := map[int]string{} // pid → command
+	parent := map[int]int{}
+	var sleeps []int
 	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(b, []byte(dir)) || !bytes.Contains(b, []byte(marker)) {
+		if err != nil {
 			continue
 		}
-		for _, arg := range strings.Split(string(b), "\x00") {
-			if strings.HasPrefix(arg, "sleep ") && strings.Contains(arg, marker) && !slices.Contains(out, arg) {
-				out = append(out, arg)
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i >= 0 {
+				if f := strings.Fields(string(st[i+1:])); len(f) > 1 {
+					parent[pid], _ = strconv.Atoi(f[1])
+				}
+			}
+		}
+		switch {
+		case len(args) > 0 && args[0] == "sleep":
+			sleeps = append(sleeps, pid)
+		case bytes.Contains(b, []byte(dir)) && bytes.Contains(b, []byte(marker)):
+			for _, a := range args {
+				if strings.HasPrefix(a, "sleep ") && strings.Contains(a, marker) {
+					bwraps[pid] = a
+				}
+			}
+		}
+	}
+	out := map[string]bool{}
+	for _, c := range bwraps {
+		out[c] = false
+	}
+	for _, sp := range sleeps {
+		for p, n := parent[sp], 0; p > 1 && n < 8; p, n = parent[p], n+1 {
+			if c, ok := bwraps[p]; ok {
+				out[c] = true
+				break
 			}
 		}
 	}
