@@ -31,8 +31,8 @@ type mission struct {
 	claims  int // "(resumed: …)" lines the timeline has printed so far
 	broken  bool
 	orphans []string // processes that outlived a kill -9 of aos
-	// logAtKill is log.txt right after the last kill: a line added later
-	// came from a process that outlived aos.
+	// logAtKill is log.txt once the last killed aos was reaped: a line
+	// added later came from a process that outlived it.
 	logAtKill []string
 	history   []string
 	final     *proc
@@ -211,6 +211,9 @@ func (m *mission) process(ctx context.Context, args []string, k *kill) (*proc, b
 	if _, err := p.wait(10 * time.Second); err != nil {
 		return p, false, err
 	}
+	if killed {
+		m.logAtKill, _ = readLines(filepath.Join(m.repo, "log.txt"))
+	}
 	p.drain()
 	m.claims = strings.Count(p.stdout(), "(resumed: replaying")
 	if killed && !p.killedBySIGKILL() {
@@ -307,7 +310,6 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 			if !s.p.kill() {
 				return false, nil
 			}
-			s.m.logAtKill, _ = readLines(filepath.Join(s.m.repo, "log.txt"))
 			s.m.logf("kill #%d (%s) of process %d %s (last started call: %s)", s.m.kills+1, s.k, s.m.procs, s.why, strings.TrimPrefix(s.lastArrow, "→ "))
 			return true, nil
 		}
