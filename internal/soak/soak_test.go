@@ -94,8 +94,17 @@ type harness struct {
 	cleanTook time.Duration
 }
 
-// build compiles cmd/aos once for the whole soak.
+// build compiles cmd/aos once for the whole soak, or returns
+// AOS_SOAK_BIN: another build to soak (an older main, a branch).
 func build(t *testing.T) string {
+	if bin := os.Getenv("AOS_SOAK_BIN"); bin != "" {
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("soaking %s (AOS_SOAK_BIN)", abs)
+		return abs
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
