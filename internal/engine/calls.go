@@ -351,7 +351,16 @@ func (l *loop) toolSpec(p *plannedCall) kernel.StepSpec {
 		}
 	}
 	if p.block.Name == "shell" && l.d.DataDir != "" {
-		spec.Reconcile = probeCapture(l.d.DataDir)
+		probe := probeCapture(l.d.DataDir)
+		reaper, _ := l.d.Sandbox.(interface{ ReapOrphans() })
+		spec.Reconcile = func(ctx context.Context, req json.RawMessage, key string) (kernel.ReconcileOutcome, error) {
+			if reaper != nil {
+				// A command of the dead process that is somehow still
+				// running must not act after the answer.
+				reaper.ReapOrphans()
+			}
+			return probe(ctx, req, key)
+		}
 	}
 	// Any step may be asked about after a crash (non_idempotent ones with
 	// no probe or an unsure one). When the owner answers that it ran, the

@@ -197,10 +197,14 @@ func limitsMechanism(root string, l Limits) string {
 	return "a cgroup per command (" + strings.Join(j.dirs, ", ") + ") for processes and memory, plus rlimits"
 }
 
-// sweepCgroups removes per-command cgroups left behind by aos processes
-// that died (kill -9) while a command ran: their processes died with them
-// (Pdeathsig), but the empty directories stay. Only dirs named for a pid
-// that no longer runs are touched.
+// sweepCgroups kills what is left in the per-command cgroups of aos
+// processes that died (kill -9) while a command ran, and removes them.
+// Their commands normally died with them (Pdeathsig, --die-with-parent),
+// but a kill that lands while bwrap is starting can leave its sandboxed
+// child running (bwrap sets the child's parent-death signal after it forks
+// it): such a survivor would carry out its effect after aos has asked, or
+// been told, whether the command ran. Only dirs named for a pid that no
+// longer runs are touched.
 func sweepCgroups(root string) {
 	if root == "none" {
 		return
@@ -228,7 +232,7 @@ func sweepCgroups(root string) {
 				continue
 			}
 			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-				_ = os.Remove(filepath.Join(parent, e.Name())) // fails, harmlessly, if not empty
+				(&cgroupJob{dirs: []string{filepath.Join(parent, e.Name())}}).remove()
 			}
 		}
 	}

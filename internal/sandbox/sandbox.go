@@ -77,6 +77,13 @@ func New(cfg Config) (*Sandbox, error) {
 	return &Sandbox{cfg: c}, nil
 }
 
+// ReapOrphans kills the sandboxed processes that aos processes which died
+// on this machine left behind, where commands run in cgroups (see
+// sweepCgroups); without cgroups it does nothing. Call it before deciding
+// whether an interrupted command ran: afterwards no survivor of a dead aos
+// can still change the workspace.
+func (s *Sandbox) ReapOrphans() { sweepCgroups(s.cfg.CgroupRoot) }
+
 // Shell returns the shell argv prefix used for Spec.Command: bash without
 // profile or rc files when /bin/bash exists, otherwise /bin/sh -c.
 func Shell() []string {
