@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/kernel"
@@ -71,6 +75,27 @@ func PrepareBase(ctx context.Context, in *Input) error {
 	return nil
 }
 
+// lockWorktrees serialises aos's worktree operations on one project
+// across processes: git's worktree add, list, remove and prune are not
+// safe to run at once on one repository (a listing reads the half-written
+// registration of a worktree being added). The lock is a file under the
+// worktree root (aos's own), never in the owner's .git.
+func lockWorktrees(root, project string) (unlock func(), err error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: make the worktree root: %w", err)
+	}
+	sum := sha256.Sum256([]byte(project))
+	f, err := os.OpenFile(filepath.Join(root, ".lock-"+hex.EncodeToString(sum[:8])), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("engine: open the worktree lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("engine: take the worktree lock: %w", err)
+	}
+	return func() { _ = f.Close() }, nil
+}
+
 // worktreeInfo is the worktree_add step's result.
 type worktreeInfo struct {
 	Path   string `json:"path"`
@@ -101,6 +126,11 @@ func (l *loop) addWorktree() (worktreeInfo, error) {
 	spec := kernel.StepSpec{Kind: "setup", Name: "worktree_add", Effect: kernel.EffectNonIdempotent,
 		Request: map[string]string{"project": project, "branch": branch, "base": l.in.Base},
 		Reconcile: func(ctx context.Context, _ json.RawMessage, _ string) (kernel.ReconcileOutcome, error) {
+			unlock, err := lockWorktrees(filepath.Dir(path), project)
+			if err != nil {
+				return kernel.ReconcileOutcome{}, err
+			}
+			defer unlock()
 			repo, err := gitx.Open(ctx, project)
 			if err != nil {
 				return kernel.ReconcileOutcome{}, err
@@ -149,6 +179,11 @@ func probeWorktree(ctx context.Context, repo *gitx.Repo, path, branch string) (g
 // empty). It is idempotent: a complete worktree is kept; a partial one (a
 // crash during git worktree add) is removed and made again.
 func ensureWorktree(ctx context.Context, project, path, branch, base string) (worktreeInfo, error) {
+	unlock, err := lockWorktrees(filepath.Dir(path), project)
+	if err != nil {
+		return worktreeInfo{}, err
+	}
+	defer unlock()
 	repo, err := gitx.Open(ctx, project)
 	if err != nil {
 		return worktreeInfo{}, fmt.Errorf("engine: workspace: %w", err)
@@ -190,6 +225,11 @@ func (l *loop) removeWorktree() error {
 	spec := kernel.StepSpec{Kind: "setup", Name: "worktree_remove", Effect: kernel.EffectNonIdempotent,
 		Request: map[string]string{"project": project, "branch": branch},
 		Reconcile: func(ctx context.Context, _ json.RawMessage, _ string) (kernel.ReconcileOutcome, error) {
+			unlock, err := lockWorktrees(filepath.Dir(path), project)
+			if err != nil {
+				return kernel.ReconcileOutcome{}, err
+			}
+			defer unlock()
 			repo, err := gitx.Open(ctx, project)
 			if err != nil {
 				return kernel.ReconcileOutcome{}, err
@@ -222,6 +262,11 @@ func (l *loop) removeWorktree() error {
 // worktree and its registration are removed; the branch stays. It is
 // idempotent.
 func RemoveWorktree(ctx context.Context, project, path, missionID string) (saved string, err error) {
+	unlock, err := lockWorktrees(filepath.Dir(path), project)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	repo, err := gitx.Open(ctx, project)
 	if err != nil {
 		return "", fmt.Errorf("engine: remove worktree: %w", err)
