@@ -38,7 +38,7 @@ turns:
 type ownerState struct {
 	files          map[string]string
 	index, head    []byte
-	mainRef, extra string
+	mainRef        string
 }
 
 func captureOwner(t *testing.T, e *env) ownerState {
