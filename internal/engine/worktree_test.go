@@ -36,9 +36,9 @@ turns:
 // ownerState is what the owner's checkout is, byte for byte: every file
 // outside .git, the index, HEAD and the branch HEAD names.
 type ownerState struct {
-	files          map[string]string
-	index, head    []byte
-	mainRef        string
+	files       map[string]string
+	index, head []byte
+	mainRef     string
 }
 
 func captureOwner(t *testing.T, e *env) ownerState {
