@@ -18,6 +18,7 @@ import (
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store/storetest"
+	"github.com/aos-run/aos/internal/worker"
 )
 
 // worktreeScript writes and commits a file, checks from the sandboxed
@@ -339,4 +340,50 @@ func TestIncludeUncommittedBase(t *testing.T) {
 		t.Error("the mission's branch does not start from the snapshot")
 	}
 	before.diff(t, captureOwner(t, e))
+}
+
+const waitScript = `name: waiter
+turns:
+  - tool_calls:
+      - {name: write_file, input: {path: draft.txt, content: "draft\n"}}
+  - tool_calls: [{name: ask_owner, input: {question: "ready?", options: null}}]
+`
+
+// TestSweepRemovesWorktreesOfEndedMissions: a mission cancelled while it
+// waits for the owner never runs its removal step; the sweep removes its
+// worktree (saving its uncommitted work on the branch) and leaves the
+// worktrees of live missions alone.
+func TestSweepRemovesWorktreesOfEndedMissions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		e := newEnv(t, db, waitScript)
+		e.startN(2)
+		cancelled := e.preparedMission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:waiter"})
+		live := e.preparedMission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:waiter"})
+		e.pendingWait(cancelled)
+		e.pendingWait(live)
+		if err := e.k.RequestCancel(context.Background(), e.missionOf(cancelled)); err != nil {
+			t.Fatal(err)
+		}
+		e.wait(cancelled, kernel.StatusCancelled)
+		root := engine.DefaultWorktreeRoot(e.dir)
+		if _, err := os.Stat(filepath.Join(root, e.missionOf(cancelled))); err != nil {
+			t.Fatalf("the cancelled mission's worktree should still be there before the sweep: %v", err)
+		}
+		n, err := engine.SweepWorktrees(context.Background(), root, worker.MissionLookup(db.Store))
+		if err != nil || n != 1 {
+			t.Fatalf("sweep removed %d (%v), want 1", n, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, e.missionOf(cancelled))); !os.IsNotExist(err) {
+			t.Errorf("the cancelled mission's worktree is still there: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(root, e.missionOf(live), "draft.txt")); err != nil {
+			t.Errorf("the live mission's worktree was touched: %v", err)
+		}
+		if got := e.git("show", e.branchOf(cancelled)+":draft.txt"); got != "draft" {
+			t.Errorf("the cancelled mission's uncommitted work was not saved on its branch: %q", got)
+		}
+		if wts := e.git("worktree", "list", "--porcelain"); strings.Count(wts, "worktree ") != 2 {
+			t.Errorf("want the project and the live mission's worktree:\n%s", wts)
+		}
+	})
 }

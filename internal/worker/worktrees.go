@@ -16,7 +16,8 @@ import (
 // ended without removing theirs.
 const SweepEvery = 5 * time.Minute
 
-// MissionLookup reads a mission's state for engine.SweepWorktrees.
+// MissionLookup reads a mission's state for engine.SweepWorktrees: ended
+// or not, and its root run's input. A mission of another logic is unknown.
 func MissionLookup(st store.Store) engine.MissionLookup {
 	return func(ctx context.Context, id string) (bool, engine.Input, bool, error) {
 		m, err := st.GetMission(ctx, id)
@@ -26,8 +27,13 @@ func MissionLookup(st store.Store) engine.MissionLookup {
 		if err != nil {
 			return false, engine.Input{}, false, err
 		}
+		// The root run's input is the agent loop's: it names the project.
+		root, err := st.GetRun(ctx, m.RootRunID)
+		if err != nil {
+			return false, engine.Input{}, false, err
+		}
 		var in engine.Input
-		if err := json.Unmarshal(m.Spec, &in); err != nil || in.Workspace == "" {
+		if root.Logic != engine.LogicName || json.Unmarshal(root.Input, &in) != nil || in.Workspace == "" {
 			return false, in, false, nil
 		}
 		return kernel.IsTerminal(m.Status), in, true, nil
