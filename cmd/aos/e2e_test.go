@@ -152,13 +152,20 @@ func TestRunFixesTheBug(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("aos run exited %d:\n%s", r.code, r.out)
 	}
-	if out, err := exec.Command("sh", "-c", "cd "+repo+" && sh test.sh").CombinedOutput(); err != nil {
-		t.Fatalf("the test still fails: %s", out)
+	// The work is on the mission's branch; the owner's checkout stays on
+	// main, untouched.
+	m := regexp.MustCompile(`work on branch (aos/[0-9a-f]{8})`).FindStringSubmatch(r.out)
+	if m == nil {
+		t.Fatalf("the timeline does not say where the work is:\n%s", r.out)
+	}
+	tree := t.TempDir()
+	if out, err := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3" && cd "$3" && sh test.sh`, "sh", repo, m[1], tree).CombinedOutput(); err != nil {
+		t.Fatalf("the test still fails on %s: %s", m[1], out)
 	}
 	branch, _ := exec.Command("git", "-C", repo, "rev-parse", "--abbrev-ref", "HEAD").Output()
-	log, _ := exec.Command("git", "-C", repo, "log", "-1", "--format=%s").Output()
-	if !strings.HasPrefix(string(branch), "aos/") || !strings.Contains(string(log), "Fix add()") {
-		t.Fatalf("branch %q, last commit %q", branch, log)
+	log, _ := exec.Command("git", "-C", repo, "log", "-1", "--format=%s", m[1]).Output()
+	if strings.TrimSpace(string(branch)) != "main" || !strings.Contains(string(log), "Fix add()") {
+		t.Fatalf("the owner's branch %q, last commit on %s %q", branch, m[1], log)
 	}
 	for _, want := range []string{"→ shell", "[exit code 0]", "■ done"} {
 		if !strings.Contains(r.out, want) {

@@ -36,6 +36,7 @@ type createFlags struct {
 	network   string
 	watch     bool
 	json      bool
+	dirty     bool // --include-uncommitted
 }
 
 func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
@@ -56,7 +57,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 				return err
 			}
 			req := mission.CreateRequest{Objective: args[0], Criteria: f.criteria, ProjectID: projectID, Workspace: f.workspace,
-				Model: f.model, Effort: f.effort, Network: f.network}
+				Model: f.model, Effort: f.effort, Network: f.network, IncludeUncommitted: f.dirty}
 			fl := cmd.Flags()
 			if fl.Changed("budget-usd") {
 				req.BudgetUSD = &f.budgetUSD
@@ -91,6 +92,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 	fl.Float64Var(&f.budgetUSD, "budget-usd", 0, "USD budget (the server's default when not given)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "model turns at most (the server's default when not given)")
 	fl.StringVar(&f.network, "network", "", "sandbox network: none or open")
+	fl.BoolVar(&f.dirty, "include-uncommitted", false, "start from the project's HEAD plus its uncommitted changes (snapshotted; the owner's index is not touched)")
 	fl.BoolVar(&f.watch, "watch", false, "follow the mission to its end (exit code as aos mission watch)")
 	fl.BoolVar(&f.json, "json", false, "print the created mission as JSON (with --watch: the events as JSON lines)")
 	cmd.MarkFlagsMutuallyExclusive("project", "workspace")
@@ -178,6 +180,14 @@ func (e *clientEnv) newMissionShowCmd() *cobra.Command {
 			fmt.Fprintf(tw, "created\t%s\n", when(m.CreatedAt))
 			if m.EndedAt != 0 {
 				fmt.Fprintf(tw, "ended\t%s\n", when(m.EndedAt))
+			}
+			if g := m.Git; g != nil {
+				fmt.Fprintf(tw, "branch\t%s (from %s)\n", g.Branch, g.Base)
+				if g.Snapshot != "" {
+					fmt.Fprintf(tw, "snapshot\t%s (your uncommitted changes when it was created)\n", g.Snapshot)
+				}
+				fmt.Fprintf(tw, "look\t%s\n", g.Log)
+				fmt.Fprintf(tw, "merge\t%s\n", g.Merge)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

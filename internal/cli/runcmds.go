@@ -34,6 +34,7 @@ type runFlags struct {
 	network   string
 	onAsk     string
 	json      bool
+	dirty     bool // --include-uncommitted
 }
 
 func newRunCmd(version string) *cobra.Command {
@@ -72,6 +73,7 @@ func newRunCmd(version string) *cobra.Command {
 	fl.StringVar(&f.network, "network", "none", "sandbox network: none or open")
 	fl.StringVar(&f.onAsk, "on-ask", "wait", "wait: approvals wait for the owner; deny: deny them at once (CI)")
 	fl.BoolVar(&f.json, "json", false, "print JSON Lines: {\"missionId\": …} first, the result envelope last")
+	fl.BoolVar(&f.dirty, "include-uncommitted", false, "start from HEAD plus the project's uncommitted changes (snapshotted; your index is not touched)")
 	return cmd
 }
 
@@ -87,9 +89,15 @@ func (s *session) create(ctx context.Context, f runFlags, objective string) (str
 		}
 		return "", &exitError{code: 1, msg: fmt.Sprintf("project %s: %v", f.project, err)}
 	}
-	in := engine.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Model: f.model, Effort: f.effort, Network: f.network}
+	in := engine.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Model: f.model, Effort: f.effort, Network: f.network,
+		IncludeUncommitted: f.dirty}
 	if err := in.Validate(); err != nil {
 		return "", err
+	}
+	// The mission works in its own worktree from this base; the owner's
+	// checkout is never touched.
+	if err := engine.PrepareBase(ctx, &in); err != nil {
+		return "", &exitError{code: 1, msg: err.Error()}
 	}
 	a, err := s.adapter(f.model)
 	if err != nil {

@@ -107,6 +107,11 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	go func() {
 		workerDone <- s.k.RunWorker(wctx, kernel.WorkerConfig{Concurrency: 2, Logics: logics, MissionID: missionID, JanitorEvery: 5 * time.Second})
 	}()
+	// After the worker stops: a mission cancelled while idle never ran its
+	// removal step; its worktree goes now (its branch stays).
+	defer func() {
+		_, _ = engine.SweepWorktrees(context.WithoutCancel(ctx), engine.DefaultWorktreeRoot(s.cfg.DataDir), worker.MissionLookup(s.st))
+	}()
 	defer func() { stopWorker(); <-workerDone }()
 
 	sig := make(chan os.Signal, 2)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/termtext"
@@ -56,12 +57,27 @@ func (t *timeline) event(ctx context.Context, e store.Event) error {
 		if e.RunID == t.rootRun {
 			p := payloadOf(e.Payload)
 			t.printf("■ %s — %s\n", termtext.Line(str(p, "status")), indentBy(str(p, "summary"), "  "))
+			t.printWhere(ctx)
 			return errMissionEnded
 		}
 		return nil
 	}
 	t.pr.render(t.missionID, e.Kind, e.Payload)
 	return nil
+}
+
+// printWhere says where the mission's work is: its branch, from its base.
+func (t *timeline) printWhere(ctx context.Context) {
+	m, err := t.s.st.GetMission(ctx, t.missionID)
+	if err != nil {
+		return
+	}
+	var in engine.Input
+	if json.Unmarshal(m.Spec, &in) != nil || in.Base == "" {
+		return
+	}
+	br := engine.Branch(m.ID)
+	t.printf("  work on branch %s; look: git log %s..%s; take it: git merge %s\n", br, in.Base[:12], br, br)
 }
 
 // waitCreated asks the owner on a TTY, denies under --on-ask deny, or

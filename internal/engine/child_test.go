@@ -17,7 +17,8 @@ import (
 
 // runChild is a worker process running the agent loop on the database in
 // AOS_TEST_DSN. With AOS_TEST_KILL_TOOL=name it SIGKILLs itself right after
-// that tool's first execution, before its result is committed. It exits
+// the first execution of that tool (or setup step, such as worktree_add),
+// before its result is committed. It exits
 // when the run ends or waits.
 func runChild(role string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
@@ -32,7 +33,7 @@ func runChild(role string) int {
 	opts := kernel.Options{DataDir: dir, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond}
 	if name := os.Getenv("AOS_TEST_KILL_TOOL"); name != "" {
 		opts.Hooks = &kernel.Hooks{AfterExec: func(runID string, seq int) {
-			if s, err := st.GetStep(context.Background(), runID, seq); err == nil && s.Kind == "tool_call" && s.Name == name {
+			if s, err := st.GetStep(context.Background(), runID, seq); err == nil && (s.Kind == "tool_call" || s.Kind == "setup") && s.Name == name {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				select {}
 			}

@@ -75,10 +75,10 @@ func TestCrashInTheMiddleOfAToolBatch(t *testing.T) {
 					e.dumpSteps(rid)
 					t.Fatalf("status %s: %s", r.Status, r.Result)
 				}
-				if b, err := os.ReadFile(filepath.Join(e.ws, "out.txt")); err != nil || string(b) != "written once\n" {
+				if b, err := os.ReadFile(filepath.Join(e.branchTree(rid), "out.txt")); err != nil || string(b) != "written once\n" {
 					t.Errorf("out.txt = %q, %v", b, err)
 				}
-				if n := e.git("rev-list", "--count", "main..HEAD"); n != "1" {
+				if n := e.git("rev-list", "--count", "main.."+e.branchOf(rid)); n != "1" {
 					t.Errorf("commits on the mission branch = %s, want exactly 1", n)
 				}
 				// The final model request carries the same conversation as an

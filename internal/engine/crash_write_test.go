@@ -79,7 +79,7 @@ func TestWriteReplayAfterKill(t *testing.T) {
 					e.dumpSteps(rid)
 					t.Fatalf("status %s: %s", r.Status, r.Result)
 				}
-				if b, err := os.ReadFile(filepath.Join(e.ws, "cfg.ini")); err != nil || string(b) != "a=3\n" {
+				if b, err := os.ReadFile(filepath.Join(e.branchTree(rid), "cfg.ini")); err != nil || string(b) != "a=3\n" {
 					t.Errorf("cfg.ini = %q, %v", b, err)
 				}
 			})

@@ -36,6 +36,10 @@ type Deps struct {
 	// not read.
 	DataDir       string
 	ExtraDenyRead []string
+	// WorktreeRoot holds each mission's git worktree (<root>/<mission
+	// id>); empty means DefaultWorktreeRoot(DataDir). It must lie outside
+	// DataDir, which the sandbox hides.
+	WorktreeRoot string
 	// RunDirBase holds each run's TMPDIR and HOME (aos-run-<id>); empty
 	// means the system temp dir. It must lie outside DataDir.
 	RunDirBase string
@@ -102,6 +106,7 @@ type loop struct {
 	lastInputToks int64
 	finalTurnDone bool
 	runDirs       *sandbox.RunPaths // the run's TMPDIR and HOME, made on first use
+	wt            *worktreeInfo     // the mission's worktree, once made
 }
 
 func (l *loop) run() (kernel.Result, error) {
@@ -115,8 +120,13 @@ func (l *loop) run() (kernel.Result, error) {
 	}
 }
 
-// setup journals the frozen prefix and the mission branch.
+// setup journals the mission's worktree and the frozen prefix.
 func (l *loop) setup() error {
+	wt, err := l.addWorktree()
+	if err != nil {
+		return err
+	}
+	l.wt = &wt
 	for i, c := range l.in.Criteria {
 		l.criteria = append(l.criteria, Criterion{ID: fmt.Sprintf("c%d", i+1), Text: c})
 	}
@@ -138,7 +148,7 @@ func (l *loop) setup() error {
 	}
 	res, err := l.rc.Step(kernel.StepSpec{Kind: "setup", Name: "prefix", Effect: kernel.EffectRead, Request: map[string]any{"toolNames": l.toolNames}},
 		func(ctx context.Context, _ string) (kernel.Outcome, error) {
-			name, text := projectInstructions(l.in.Workspace)
+			name, text := projectInstructions(l.wt.Path)
 			sys := systemPrompt(l.in, name, text)
 			sum := sha256.Sum256([]byte(sys))
 			return kernel.Outcome{Result: map[string]string{"system": sys, "promptHash": hex.EncodeToString(sum[:])}}, nil
@@ -150,24 +160,11 @@ func (l *loop) setup() error {
 		return fmt.Errorf("engine: decode prefix: %w", err)
 	}
 	l.system = prefix.System
-	if _, err := l.rc.Step(kernel.StepSpec{Kind: "setup", Name: "git_branch", Effect: kernel.EffectIdempotentWrite, Request: map[string]string{"branch": l.branch()}},
-		func(ctx context.Context, _ string) (kernel.Outcome, error) {
-			r, err := ensureBranch(ctx, l.in.Workspace, l.branch())
-			return kernel.Outcome{Result: r}, err
-		}); err != nil {
-		return err
-	}
 	l.transcript = l.a.InitTranscript(firstMessage(l.in, l.criteria))
 	return nil
 }
 
-func (l *loop) branch() string {
-	id := l.rc.MissionID()
-	if len(id) > 8 {
-		id = id[:8]
-	}
-	return "aos/" + id
-}
+func (l *loop) branch() string { return Branch(l.rc.MissionID()) }
 
 // modelResult is the model_call step's result: the response, or the
 // provider failure that the loop decides on deterministically.
@@ -236,14 +233,21 @@ func (l *loop) note(text string) {
 	l.transcript = l.a.AppendOperatorNote(l.transcript, l.in.Model, text)
 }
 
-// end builds the run's result envelope and removes the run's TMPDIR and
-// HOME.
+// end removes the mission's worktree (its branch stays), builds the run's
+// result envelope and removes the run's TMPDIR and HOME.
 func (l *loop) end(status, summary string, evidence, questions []string) (kernel.Result, bool, error) {
+	if err := l.removeWorktree(); err != nil {
+		return kernel.Result{}, false, err
+	}
 	if dirs, err := sandbox.RunDirs(l.d.RunDirBase, l.rc.RunID()); err == nil {
 		_ = os.RemoveAll(dirs.Root)
 	}
 	u := l.rc.Usage()
-	body, err := json.Marshal(Outcome{Summary: summary, Evidence: evidence, OpenQuestions: questions, Criteria: l.criteria, Turns: u.Turns, SpentUSD: u.CostUSD})
+	out := Outcome{Summary: summary, Evidence: evidence, OpenQuestions: questions, Criteria: l.criteria, Turns: u.Turns, SpentUSD: u.CostUSD}
+	if l.wt != nil {
+		out.Branch, out.Base = l.wt.Branch, l.wt.Base
+	}
+	body, err := json.Marshal(out)
 	if err != nil {
 		return kernel.Result{}, true, fmt.Errorf("engine: encode outcome: %w", err)
 	}

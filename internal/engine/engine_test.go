@@ -197,6 +197,31 @@ func (e *env) git(args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// missionOf returns a run's mission id.
+func (e *env) missionOf(rid string) string {
+	e.t.Helper()
+	r, err := e.db.Store.GetRun(context.Background(), rid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r.MissionID
+}
+
+// branchOf is the mission branch of a run.
+func (e *env) branchOf(rid string) string { return engine.Branch(e.missionOf(rid)) }
+
+// branchTree extracts the tree of the run's mission branch into a new
+// directory, as a reviewer would check it out.
+func (e *env) branchTree(rid string) string {
+	e.t.Helper()
+	dir := e.t.TempDir()
+	cmd := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", e.ws, e.branchOf(rid), dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("extract the mission branch: %v %s", err, out)
+	}
+	return dir
+}
+
 func outcome(t *testing.T, r store.Run) (kernel.Result, engine.Outcome) {
 	t.Helper()
 	var res kernel.Result
@@ -222,16 +247,23 @@ func TestDemoMissionFixesTheBug(t *testing.T) {
 		if len(out.Criteria) != 1 || !out.Criteria[0].Passes {
 			t.Errorf("criteria = %+v", out.Criteria)
 		}
-		// The fix is real: the test passes in the workspace, on the
-		// mission branch, in a commit with the mission trailer.
-		if outp, err := exec.Command("sh", "-c", "cd "+e.ws+" && sh test.sh").CombinedOutput(); err != nil {
+		// The fix is real: the test passes on the mission branch, in a
+		// commit with the mission trailer; the owner's checkout stays on
+		// main, and the mission's worktree is gone.
+		if outp, err := exec.Command("sh", "-c", "cd "+e.branchTree(rid)+" && sh test.sh").CombinedOutput(); err != nil {
 			t.Fatalf("test still fails: %s", outp)
 		}
 		mid := r.MissionID
-		if br := e.git("rev-parse", "--abbrev-ref", "HEAD"); br != "aos/"+mid[:8] {
-			t.Errorf("branch = %s, want aos/%s", br, mid[:8])
+		if br := e.git("rev-parse", "--abbrev-ref", "HEAD"); br != "main" {
+			t.Errorf("the owner's branch = %s, want main", br)
 		}
-		if log := e.git("log", "-1", "--format=%s%n%b"); !strings.Contains(log, "Fix add()") {
+		if out.Branch != "aos/"+mid[:8] || out.Base != e.git("rev-parse", "main") {
+			t.Errorf("outcome names branch %q base %q", out.Branch, out.Base)
+		}
+		if wts := e.git("worktree", "list", "--porcelain"); strings.Count(wts, "worktree ") != 1 {
+			t.Errorf("worktrees left after the mission:\n%s", wts)
+		}
+		if log := e.git("log", "-1", "--format=%s%n%b", "aos/"+mid[:8]); !strings.Contains(log, "Fix add()") {
 			t.Errorf("last commit = %q", log)
 		}
 		if _, err := os.Stat(filepath.Join(os.TempDir(), "aos-run-"+rid)); !os.IsNotExist(err) {

@@ -16,7 +16,7 @@ import (
 // subdirectory of a repository), or whose repository config names a
 // program, fails at setup, before the model is called and before any git
 // that could run the trap; hooks planted in a real project do not run when
-// setup creates the mission branch.
+// setup creates the mission's worktree and branch.
 func TestSetupRefusesWorkspacesThatAreNotProjects(t *testing.T) {
 	db := storetest.New(t, "sqlite")
 	e := newEnv(t, db, string(demo.Script()))
@@ -70,9 +70,10 @@ func TestSetupRefusesWorkspacesThatAreNotProjects(t *testing.T) {
 	if b, err := os.ReadFile(canary); err == nil {
 		t.Fatalf("a repository-controlled program ran on the host: %s", b)
 	}
-	if cur := e.git("symbolic-ref", "--short", "HEAD"); !strings.HasPrefix(cur, "aos/") {
-		t.Errorf("setup did not create the mission branch: on %s", cur)
+	if cur := e.git("symbolic-ref", "--short", "HEAD"); cur != "main" {
+		t.Errorf("setup moved the owner's checkout to %s", cur)
 	}
+	e.git("rev-parse", "--verify", e.branchOf(rid))
 }
 
 func writeExec(t *testing.T, path, body string) {

@@ -36,11 +36,16 @@ func TestShellCannotPlantInstructions(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(e.ws, "CLAUDE.md"), []byte("owner-rule-5e1f: run the tests"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		gitIn(t, e.ws, "add", "CLAUDE.md")
+		gitIn(t, e.ws, "-c", "user.name=o", "-c", "user.email=o@o", "commit", "-q", "-m", "instructions")
 		e.start()
 		rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:attack"})
 		e.wait(rid, kernel.StatusPartial)
+		// Whatever the worktree held at the end was committed on the
+		// mission branch: the planted names must not be there.
+		tree := e.git("ls-tree", "--name-only", e.branchOf(rid))
 		for _, n := range []string{"AGENTS.md", "agents.MD", ".AOS"} {
-			if _, err := os.Lstat(filepath.Join(e.ws, n)); err == nil {
+			if strings.Contains("\n"+tree+"\n", "\n"+n+"\n") {
 				t.Errorf("%s left in the workspace after the command", n)
 			}
 		}

@@ -28,8 +28,20 @@ type Input struct {
 	// propose them for the owner to confirm.
 	Criteria   []string `json:"criteria,omitempty"`
 	Boundaries string   `json:"boundaries,omitempty"`
-	// Workspace is the project's absolute path.
-	Workspace           string `json:"workspace"`
+	// Workspace is the project's absolute path: the owner's checkout. The
+	// mission works in a worktree of it, never in it.
+	Workspace string `json:"workspace"`
+	// Base is the commit the mission's worktree starts at, recorded when
+	// the mission is created (PrepareBase): the project's HEAD, or
+	// Snapshot. Empty (a mission created without it) means HEAD when the
+	// worktree is made.
+	Base string `json:"base,omitempty"`
+	// IncludeUncommitted asks for the owner's uncommitted changes (tracked
+	// and untracked, .gitignore respected) in the base.
+	IncludeUncommitted bool `json:"includeUncommitted,omitempty"`
+	// Snapshot is the commit of those changes on top of HEAD, when there
+	// were any.
+	Snapshot            string `json:"snapshot,omitempty"`
 	ProjectID           string `json:"projectId,omitempty"`
 	ProjectInstructions string `json:"projectInstructions,omitempty"`
 	Model               string `json:"model"`
@@ -61,6 +73,11 @@ func (in *Input) Validate() error {
 	for i, c := range in.Criteria {
 		if strings.TrimSpace(c) == "" {
 			return bad(fmt.Sprintf("criterion %d is empty", i+1))
+		}
+	}
+	for _, c := range []string{in.Base, in.Snapshot} {
+		if c != "" && !isHexID(c) {
+			return bad("base and snapshot must be commit ids")
 		}
 	}
 	switch in.Network {
@@ -104,6 +121,9 @@ type Outcome struct {
 	Criteria      []Criterion `json:"criteria"`
 	Turns         int         `json:"turns"`
 	SpentUSD      float64     `json:"spentUsd"`
+	// Branch and Base say where the work is: git log Base..Branch.
+	Branch string `json:"branch,omitempty"`
+	Base   string `json:"base,omitempty"`
 }
 
 func decodeInput(raw json.RawMessage) (Input, error) {
@@ -112,4 +132,17 @@ func decodeInput(raw json.RawMessage) (Input, error) {
 		return in, fmt.Errorf("engine: decode mission input: %w", err)
 	}
 	return in, in.Validate()
+}
+
+// isHexID reports whether s is a full SHA-1 or SHA-256 object id.
+func isHexID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -39,10 +39,10 @@ func TestLiveFixesTheBug(t *testing.T) {
 			if r.Status != kernel.StatusDone {
 				t.Fatalf("status %s: %s", r.Status, r.Result)
 			}
-			if out, err := exec.Command("sh", "-c", "cd "+e.ws+" && sh test.sh").CombinedOutput(); err != nil {
+			if out, err := exec.Command("sh", "-c", "cd "+e.branchTree(rid)+" && sh test.sh").CombinedOutput(); err != nil {
 				t.Fatalf("the test still fails: %s", out)
 			}
-			if e.git("rev-list", "--count", "main..HEAD") == "0" {
+			if e.git("rev-list", "--count", "main.."+e.branchOf(rid)) == "0" {
 				t.Error("no commit on the mission branch")
 			}
 			t.Logf("spent $%.4f in %d turns", r.SpentUSD, r.Turns)

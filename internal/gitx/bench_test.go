@@ -33,3 +33,27 @@ func BenchmarkRawStatus(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWorktreeAddRemove is what a mission's worktree costs on a small
+// project: git worktree add, then remove and prune.
+func BenchmarkWorktreeAddRemove(b *testing.B) {
+	repo := newRepoB(b)
+	ctx := context.Background()
+	r, err := gitx.Open(ctx, repo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	head, err := r.Head(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wt := b.TempDir() + "/wt"
+	for b.Loop() {
+		if err := r.AddWorktree(ctx, wt, "aos/bench", head); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.RemoveWorktree(ctx, wt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

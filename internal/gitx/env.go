@@ -10,13 +10,16 @@ import (
 // not from HOME).
 var passThrough = []string{"PATH", "SSH_AUTH_SOCK"}
 
-// extraAllowed are the variables a caller may add: a commit's identity, and
-// a CA for https (tests trust their own server with it).
+// extraAllowed are the variables a caller may add: a commit's identity, a
+// CA for https (tests trust their own server with it), ceiling directories
+// and a temporary index file.
 var extraAllowed = map[string]bool{
 	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
 	"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
 	"GIT_SSL_CAINFO": true, "GIT_SSL_CAPATH": true,
 	"GIT_CEILING_DIRECTORIES": true,
+	// A temporary index, so that a snapshot never touches the owner's.
+	"GIT_INDEX_FILE": true,
 }
 
 // Env returns the environment of a git process, built from scratch:

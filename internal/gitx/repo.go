@@ -28,6 +28,11 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openChecked(ctx, top)
+}
+
+// openChecked audits the config of a checked work tree's top level.
+func openChecked(ctx context.Context, top string) (*Repo, error) {
 	res, err := Run(ctx, Cmd{Dir: top, Args: []string{"config", "--list", "--show-scope", "--show-origin", "-z"}})
 	if err != nil {
 		return nil, fmt.Errorf("gitx: read the config of %s: %w", top, err)

@@ -3,9 +3,11 @@ package mission
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/store"
@@ -46,6 +48,26 @@ type CreateRequest struct {
 	MaxTurns           *int     `json:"maxTurns,omitempty"`
 	MaxWallSec         *int64   `json:"maxWallSec,omitempty"`
 	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
+	// IncludeUncommitted starts the mission from the project's uncommitted
+	// changes (tracked and untracked, .gitignore respected) as well as its
+	// HEAD: they are snapshotted into a commit without touching the
+	// owner's index.
+	IncludeUncommitted bool `json:"includeUncommitted,omitempty"`
+}
+
+// GitResult says where a mission's work is: every mission works in its own
+// worktree on Branch, from Base; the owner's checkout is never touched.
+type GitResult struct {
+	Branch string `json:"branch"`
+	Base   string `json:"base"`
+	// Snapshot is the commit of the owner's uncommitted changes the
+	// mission started from (includeUncommitted), when there were any.
+	Snapshot string `json:"snapshot,omitempty"`
+	// Log, Diff and Merge are the git commands that show and take the
+	// result, to run in the project.
+	Log   string `json:"log"`
+	Diff  string `json:"diff"`
+	Merge string `json:"merge"`
 }
 
 // Mission is a mission as presented.
@@ -60,6 +82,7 @@ type Mission struct {
 	Effort    string          `json:"effort,omitempty"`
 	Spec      json.RawMessage `json:"spec"`
 	Result    json.RawMessage `json:"result,omitempty"`
+	Git       *GitResult      `json:"git,omitempty"`
 	CreatedAt int64           `json:"createdAt"`
 	UpdatedAt int64           `json:"updatedAt"`
 	EndedAt   int64           `json:"endedAt,omitempty"`
@@ -69,7 +92,26 @@ func missionView(m store.Mission) Mission {
 	var in engine.Input
 	_ = json.Unmarshal(m.Spec, &in) // a spec of another logic has no model
 	return Mission{ID: m.ID, ProjectID: m.ProjectID, Title: m.Title, Status: m.Status, RootRunID: m.RootRunID, SpentUSD: m.SpentUSD,
-		Model: in.Model, Effort: in.Effort, Spec: m.Spec, Result: m.Result, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, EndedAt: m.EndedAt}
+		Model: in.Model, Effort: in.Effort, Spec: m.Spec, Result: m.Result, Git: gitResult(m, in), CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, EndedAt: m.EndedAt}
+}
+
+// gitResult is where the mission's work is, from the base recorded at
+// creation, or the one its run reported.
+func gitResult(m store.Mission, in engine.Input) *GitResult {
+	base := in.Base
+	if base == "" {
+		var res kernel.Result
+		var out engine.Outcome
+		if json.Unmarshal(m.Result, &res) == nil && json.Unmarshal(res.Payload, &out) == nil {
+			base = out.Base
+		}
+	}
+	if base == "" || in.Objective == "" {
+		return nil
+	}
+	br := engine.Branch(m.ID)
+	return &GitResult{Branch: br, Base: base, Snapshot: in.Snapshot, Log: "git log " + base + ".." + br,
+		Diff: "git diff " + base + "..." + br, Merge: "git merge " + br}
 }
 
 // CreateMission validates req, applies the defaults, refuses when today's
@@ -91,7 +133,7 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 		return Mission{}, err
 	}
 	in := engine.Input{Objective: req.Objective, Criteria: req.Criteria, Boundaries: req.Boundaries, Workspace: ws, ProjectID: req.ProjectID,
-		Model: req.Model, Effort: req.Effort, Network: req.Network, ApprovalTimeoutSec: req.ApprovalTimeoutSec}
+		Model: req.Model, Effort: req.Effort, Network: req.Network, ApprovalTimeoutSec: req.ApprovalTimeoutSec, IncludeUncommitted: req.IncludeUncommitted}
 	b := kernel.Budget{USD: DefaultBudgetUSD, Turns: DefaultMaxTurns}
 	if err := s.applyDefaults(ctx, &in, &b); err != nil {
 		return Mission{}, err
@@ -120,6 +162,9 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if err := s.checkDailyCap(ctx); err != nil {
 		return Mission{}, err
 	}
+	if err := prepareBase(ctx, &in); err != nil {
+		return Mission{}, err
+	}
 	title := req.Title
 	if title == "" {
 		title = firstLine(in.Objective, 80)
@@ -130,6 +175,32 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	}
 	s.audit(ctx, actor, "mission.create", mid, map[string]any{"model": in.Model, "budgetUsd": b.USD})
 	return s.GetMission(ctx, mid)
+}
+
+// prepareBase records the commit a mission in a project starts from
+// (engine.PrepareBase). A workspace that is not a project gets none: the
+// mission fails at its setup, as it always did, unless it asked for the
+// uncommitted changes, which only a project has.
+func prepareBase(ctx context.Context, in *engine.Input) error {
+	if _, err := gitx.CheckProject(ctx, in.Workspace); err != nil {
+		if in.IncludeUncommitted {
+			return invalid("includeUncommitted needs a project: %s", gitMsg(err))
+		}
+		return nil
+	}
+	if err := engine.PrepareBase(ctx, in); err != nil {
+		return invalid("the mission's base commit: %s", gitMsg(err))
+	}
+	return nil
+}
+
+// gitMsg is a git failure's message fit for the caller.
+func gitMsg(err error) string {
+	var ge *gitx.Error
+	if errors.As(err, &ge) {
+		return ge.Msg
+	}
+	return strings.TrimPrefix(err.Error(), "engine: ")
 }
 
 func (s *Service) applyDefaults(ctx context.Context, in *engine.Input, b *kernel.Budget) error {

@@ -35,7 +35,7 @@ func (s *Service) RetryMission(ctx context.Context, actor Actor, id string) (Mis
 	usd, turns, wall := root.BudgetUSD, root.BudgetTurns, root.BudgetWallSec
 	req := CreateRequest{Title: m.Title, Objective: in.Objective, Criteria: in.Criteria, Boundaries: in.Boundaries, ProjectID: in.ProjectID,
 		Workspace: in.Workspace, Model: in.Model, Effort: in.Effort, Network: in.Network, ApprovalTimeoutSec: in.ApprovalTimeoutSec,
-		BudgetUSD: &usd, MaxTurns: &turns, MaxWallSec: &wall}
+		IncludeUncommitted: in.IncludeUncommitted, BudgetUSD: &usd, MaxTurns: &turns, MaxWallSec: &wall}
 	nm, err := s.CreateMission(ctx, actor, req)
 	if err != nil {
 		return Mission{}, err

@@ -21,7 +21,7 @@ type gitResult struct {
 // repository, config that names a program) is a result the model reads;
 // the returned error is for git that could not run.
 func openRepo(ctx context.Context, tc *Context) (*gitx.Repo, *Result, error) {
-	repo, err := gitx.Open(ctx, tc.Workspace)
+	repo, err := gitx.OpenWorkspace(ctx, tc.Workspace)
 	var ge *gitx.Error
 	if errors.As(err, &ge) {
 		f := fail("%s", ge.Msg)

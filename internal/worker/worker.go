@@ -75,5 +75,9 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	}
 	logics := Logics()
 	logics[engine.LogicName] = engine.AgentLogic(EngineDeps(k, cfg.DataDir, sb, AdapterFunc("", nil)))
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); SweepWorktrees(sweepCtx, st, engine.DefaultWorktreeRoot(cfg.DataDir), log) }()
+	defer func() { stopSweep(); <-swept }()
 	return k.RunWorker(ctx, kernel.WorkerConfig{ID: cfg.WorkerID, Concurrency: cfg.MaxConcurrentRuns, Logics: logics})
 }

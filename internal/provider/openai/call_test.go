@@ -153,7 +153,7 @@ func TestErrorMapping(t *testing.T) {
 		{"server error", `{error: {status: 500}}`, 500, "api_error", true, 6},
 		{"invalid key", `{error: {status: 401}}`, 401, "invalid_api_key", false, 1},
 		{"dropped connection", `{text: "abc", error: {drop: true}}`, 0, "connection", true, 6},
-		{"server error mid-stream", `{text: "abc", error: {status: 500, mid_stream: true}}`, 0, "stream_error", true, 6},
+		{"server error mid-stream", `{text: "abc", error: {status: 500, mid_stream: true}}`, 0, "server_error", true, 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -230,16 +230,22 @@ func parseResponses(body []byte) (*Conversation, error) {
 		if typ == "" {
 			typ = "message"
 		}
-		assistantSide := typ == "reasoning" || typ == "function_call" || (typ == "message" && it.Role == "assistant")
+		// Every item the model produced is the assistant's: tool calls of
+		// each kind (custom tools, local shell, hosted web search) count.
+		assistantSide := typ == "reasoning" || typ == "function_call" || typ == "custom_tool_call" || typ == "local_shell_call" ||
+			typ == "web_search_call" || (typ == "message" && it.Role == "assistant")
 		if assistantSide && !inAssistant {
 			c.AssistantTurns++
 			c.Messages = append(c.Messages, Message{Role: "assistant"})
 		}
 		inAssistant = assistantSide
 		switch {
-		case typ == "function_call":
+		case typ == "function_call" || typ == "custom_tool_call":
 			last := &c.Messages[len(c.Messages)-1]
 			last.ToolCalls = append(last.ToolCalls, it.Name)
+		case typ == "local_shell_call":
+			last := &c.Messages[len(c.Messages)-1]
+			last.ToolCalls = append(last.ToolCalls, "local_shell")
 		case typ == "message" && it.Role == "assistant":
 			last := &c.Messages[len(c.Messages)-1]
 			last.Text += textOf(it.Content)
@@ -249,7 +255,7 @@ func parseResponses(body []byte) (*Conversation, error) {
 				role = "system" // a mid-conversation instruction
 			}
 			c.Messages = append(c.Messages, Message{Role: role, Text: textOf(it.Content)})
-		case typ == "function_call_output":
+		case typ == "function_call_output" || typ == "custom_tool_call_output" || typ == "local_shell_call_output":
 			out := textOf(it.Output)
 			tr := ToolResultView{CallID: it.CallID, Content: out, IsError: strings.HasPrefix(out, "[error]")}
 			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "tool" {

@@ -2,7 +2,6 @@ package script
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,7 +50,7 @@ func (e *emitter) send(name string, data any) error {
 			return err
 		}
 	}
-	b, err := json.Marshal(data)
+	b, err := encodeJSON(data)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", name, err)
 	}

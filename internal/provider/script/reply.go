@@ -92,7 +92,7 @@ func resolve(sc *Script, idx int, t Turn, c *Conversation, reqLen int) (*reply, 
 	r.seed = hex.EncodeToString(h.Sum(nil))[:16]
 	out := len(r.text) + len(r.thinking)
 	for i, tc := range t.ToolCalls {
-		in, err := json.Marshal(jsonable(tc.Input))
+		in, err := encodeJSON(jsonable(tc.Input))
 		if err != nil {
 			return nil, fmt.Errorf("script %s turn %d: tool call %d input: %w", sc.Name, idx, i, err)
 		}

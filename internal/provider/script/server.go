@@ -2,7 +2,6 @@ package script
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,6 +176,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(reqs)
 	case r.Method == http.MethodGet && (r.URL.Path == "/v1/models" || r.URL.Path == "/models"):
 		s.serveModels(w, r)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/models/") && len(r.URL.Path) > len("/v1/models/"):
+		s.serveModel1(w, r, strings.TrimPrefix(r.URL.Path, "/v1/models/"))
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
+		body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+		s.serveCountTokens(w, r, body, err)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		s.serveModel(w, r, FormatAnthropic)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
@@ -185,50 +189,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveModel(w, r, FormatChat)
 	case r.Method == http.MethodGet && r.URL.Path == "/":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "aos scripted model server (a fake model for tests): POST /v1/messages, /v1/responses, /v1/chat/completions; GET /v1/models, /_requests")
+		fmt.Fprintln(w, "aos scripted model server (a fake model for tests): POST /v1/messages, /v1/messages/count_tokens, /v1/responses, /v1/chat/completions; GET /v1/models, /v1/models/{id}, /_requests")
 	default:
-		http.NotFound(w, r)
+		s.serveNotFound(w, r)
 	}
 }
 
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
-	var ids []string
-	for _, sc := range s.set.Scripts {
-		ids = append(ids, provider.ScriptPrefix+sc.Name)
-	}
-	ids = append(ids, s.set.Models...)
-	w.Header().Set("Content-Type", "application/json")
+	ids := s.modelIDs()
 	s.record(&Recorded{Time: s.now(), Method: r.Method, Path: r.URL.Path, Header: redactHeader(r.Header), Status: 200})
 	if r.Header.Get("Anthropic-Version") != "" {
-		var data []any
+		data := []any{}
 		for _, id := range ids {
-			data = append(data, map[string]any{"type": "model", "id": id, "display_name": id, "created_at": "2026-01-01T00:00:00Z"})
+			data = append(data, anthropicModel(id))
 		}
 		first, last := any(nil), any(nil)
 		if len(ids) > 0 {
 			first, last = ids[0], ids[len(ids)-1]
 		}
-		if data == nil {
-			data = []any{}
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last})
+		writeJSON(w, map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last})
 		return
 	}
 	var data []any
 	for _, id := range ids {
-		data = append(data, map[string]any{"id": id, "object": "model", "created": 1767225600, "owned_by": "aos-script"})
+		data = append(data, openaiModel(id))
 	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	writeJSON(w, map[string]any{"object": "list", "data": data})
 }
 
-// attempt returns the retry number of this call and where it came from.
+// attempt returns the retry number of this call and where it came from:
+// X-Stainless-Retry-Count when it is above 0 (Claude Code sends 0 on every
+// try), else a count of the calls with the same canonical path and body.
 func (s *Server) attempt(r *http.Request, body []byte) (int, string) {
 	if v := r.Header.Get(provider.AttemptHeader); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			return n, "header"
 		}
 	}
-	key := sha256.Sum256(append([]byte(r.URL.Path+"\x00"), body...))
+	key := canonicalKey(r.URL.Path, body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.attempts[key]
@@ -289,8 +287,14 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 	}
 	e := turn.Error
 	failing := e != nil && (e.Times == 0 || rec.Attempt < e.Times)
-	if failing && !e.Drop && !e.MidStream {
-		fail(e.Status, e.Type, e.Message, fmt.Sprintf("scripted error %d", e.Status), time.Duration(e.RetryAfter))
+	if failing && ((!e.Drop && !e.MidStream) || !conv.Stream) {
+		// A request that is not streamed has no stream to break: a
+		// mid-stream error or a drop is an HTTP error for it.
+		status := e.Status
+		if status == 0 {
+			status = http.StatusBadGateway
+		}
+		fail(status, e.Type, e.Message, fmt.Sprintf("scripted error %d", status), time.Duration(e.RetryAfter))
 		return
 	}
 	rep, err := resolve(sc, conv.AssistantTurns, turn, conv, len(body))
@@ -301,7 +305,6 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 	rec.Status = 200
 	if !conv.Stream {
 		s.record(&rec)
-		w.Header().Set("Content-Type", "application/json")
 		var obj any
 		switch f {
 		case FormatAnthropic:
@@ -311,7 +314,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 		case FormatChat:
 			obj = rep.chatCompletion()
 		}
-		_ = json.NewEncoder(w).Encode(obj)
+		writeJSON(w, obj)
 		return
 	}
 	em := newEmitter(ctx, w, f != FormatChat, turn)
@@ -328,10 +331,18 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 			typ := errorType(f, e.Status, e.Type)
 			msg := e.Message
 			if msg == "" {
-				msg = http.StatusText(e.Status)
+				msg = statusText(e.Status)
 			}
-			if f == FormatAnthropic {
+			switch f {
+			case FormatAnthropic:
 				return em.send("error", map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
+			case FormatResponses:
+				// Responses ends a failed stream with response.failed, whose
+				// response.error says why (Codex acts on it).
+				failed := rep.responsesObject(false)
+				failed["status"] = "failed"
+				failed["error"] = map[string]any{"code": responsesCode(e.Status, e.Type), "message": msg}
+				return em.send("response.failed", map[string]any{"type": "response.failed", "sequence_number": em.n, "response": failed})
 			}
 			return em.send("error", map[string]any{"type": "error", "code": typ, "message": msg, "param": nil,
 				"error": map[string]any{"type": typ, "message": msg}})
@@ -380,7 +391,7 @@ func errorType(f Format, status int, typ string) string {
 func writeError(w http.ResponseWriter, f Format, status int, typ, msg string, retryAfter time.Duration) {
 	typ = errorType(f, status, typ)
 	if msg == "" {
-		msg = http.StatusText(status)
+		msg = statusText(status)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -407,5 +418,21 @@ func writeError(w http.ResponseWriter, f Format, status int, typ, msg string, re
 		}
 		body = map[string]any{"error": map[string]any{"message": msg, "type": otype, "param": nil, "code": code}}
 	}
-	_ = json.NewEncoder(w).Encode(body)
+	b, _ := encodeJSON(body)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// responsesCode is the response.error code of a failed Responses stream:
+// the codes the Responses API uses for transient failures, so that a
+// client retries them.
+func responsesCode(status int, typ string) string {
+	switch {
+	case typ != "":
+		return typ
+	case status == 429:
+		return "rate_limit_exceeded"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request"
 }

@@ -282,30 +282,58 @@ func TestScriptSelectionAndTurnIndex(t *testing.T) {
 }
 
 // TestAttemptCounterWithoutHeader: a client that sends no retry header
-// (curl) gets the first K attempts failed through the request-hash counter.
+// (curl), or always sends 0 (Claude Code), or reorders its body's keys on
+// every try (Codex's client_metadata) gets the first K attempts failed
+// through the counter of canonical requests; a header above 0 is taken as
+// it is.
 func TestAttemptCounterWithoutHeader(t *testing.T) {
 	t.Parallel()
-	srv := start(t, "name: flaky\nturns: [{text: ok, error: {status: 429, retry_after: 1500ms, times: 2}}]\n")
-	body := `{"model":"script:flaky","messages":[{"role":"user","content":"x"}]}`
-	var got []int
-	for range 3 {
-		status, hdr, _ := post(t, srv.URL()+"/v1/messages", body)
-		got = append(got, status)
-		if status == 429 && (hdr.Get("Retry-After") != "2" || hdr.Get("Retry-After-Ms") != "1500") {
-			t.Errorf("retry headers %q %q", hdr.Get("Retry-After"), hdr.Get("Retry-After-Ms"))
-		}
+	const script = "name: flaky\nturns: [{text: ok, error: {status: 429, retry_after: 1500ms, times: 2}}]\n"
+	for _, tc := range []struct {
+		name   string
+		bodies []string
+		header []string
+	}{
+		{"no header", []string{`{"model":"script:flaky","messages":[{"role":"user","content":"x"}]}`}, nil},
+		{"header always 0", []string{`{"model":"script:flaky","messages":[{"role":"user","content":"x"}]}`}, []string{"X-Stainless-Retry-Count", "0"}},
+		{"keys reordered on every try", []string{
+			`{"model":"script:flaky","metadata":{"a":"1","b":"2"},"messages":[{"role":"user","content":"x"}]}`,
+			`{"messages":[{"content":"x","role":"user"}],"metadata":{"b":"2","a":"1"},"model":"script:flaky"}`,
+			`{"metadata":{"b":"2","a":"1"},"model":"script:flaky","messages":[{"role":"user","content":"x"}]}`,
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := start(t, script)
+			var got []int
+			for i := range 3 {
+				status, hdr, _ := post(t, srv.URL()+"/v1/messages", tc.bodies[i%len(tc.bodies)], tc.header...)
+				got = append(got, status)
+				if status == 429 && (hdr.Get("Retry-After") != "2" || hdr.Get("Retry-After-Ms") != "1500") {
+					t.Errorf("retry headers %q %q", hdr.Get("Retry-After"), hdr.Get("Retry-After-Ms"))
+				}
+			}
+			if got[0] != 429 || got[1] != 429 || got[2] != 200 {
+				t.Errorf("statuses = %v, want [429 429 200]", got)
+			}
+			for i, r := range srv.Requests() {
+				if r.Attempt != i || r.AttemptSource != "counter" {
+					t.Errorf("request %d: attempt %d from %s", i, r.Attempt, r.AttemptSource)
+				}
+			}
+		})
 	}
-	if got[0] != 429 || got[1] != 429 || got[2] != 200 {
-		t.Errorf("statuses = %v", got)
+	// A header above 0 comes from the client and is stateless.
+	srv := start(t, script)
+	body := `{"model":"script:flaky","messages":[{"role":"user","content":"y"}]}`
+	if status, _, _ := post(t, srv.URL()+"/v1/messages", body, "X-Stainless-Retry-Count", "2"); status != 200 {
+		t.Errorf("header attempt 2: %d, want 200", status)
 	}
-	// With the header, the count comes from the client and is stateless.
-	status, _, _ := post(t, srv.URL()+"/v1/messages", body, "X-Stainless-Retry-Count", "0")
-	if status != 429 {
-		t.Errorf("header attempt 0: %d", status)
+	if status, _, _ := post(t, srv.URL()+"/v1/messages", body, "X-Stainless-Retry-Count", "1"); status != 429 {
+		t.Errorf("header attempt 1: %d, want 429", status)
 	}
-	reqs := srv.Requests()
-	if reqs[0].AttemptSource != "counter" || reqs[3].AttemptSource != "header" {
-		t.Errorf("sources %q %q", reqs[0].AttemptSource, reqs[3].AttemptSource)
+	if reqs := srv.Requests(); reqs[0].AttemptSource != "header" || reqs[0].Attempt != 2 {
+		t.Errorf("source %q attempt %d", reqs[0].AttemptSource, reqs[0].Attempt)
 	}
 }
 
