@@ -67,6 +67,9 @@ func Adapters(o AdapterOptions) func(model string) (provider.Adapter, error) {
 			if cfg.BaseURL == "" {
 				return nil, provider.ErrNoLocalEndpoint
 			}
+			if err := provider.CheckLocalBaseURL(cfg.BaseURL); err != nil {
+				return nil, fmt.Errorf("local endpoint (%s or the localBaseUrl setting): %w", provider.EnvLocalBase, err)
+			}
 		}
 		a, err := registry.New(id, cfg)
 		if err != nil || o.Observer == nil {
