@@ -40,7 +40,10 @@ func New(id provider.ID, cfg provider.Config) (provider.Adapter, error) {
 // scripted, the caller picks (Anthropic by default).
 func ProviderFor(model string) (id provider.ID, ok bool) {
 	if provider.IsLocal(model) {
-		return provider.Compat, provider.LocalName(model) != ""
+		if provider.LocalName(model) == "" {
+			return "", false
+		}
+		return provider.Compat, true
 	}
 	if id, ok := provider.ProviderOf(model); ok {
 		return id, true
