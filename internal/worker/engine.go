@@ -2,9 +2,11 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
@@ -107,5 +109,26 @@ func EngineDeps(k *kernel.Kernel, dataDir string, sb tool.Runner, adapter func(s
 			}
 			return err
 		},
+	}
+}
+
+// LocalSetting returns a reader of the owner's local endpoint setting
+// (provider.SettingLocalBaseURL) in st, for AdapterOptions.LocalSetting.
+func LocalSetting(st store.Store) func() (string, error) {
+	return func() (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		raw, err := st.GetSetting(ctx, provider.SettingLocalBaseURL)
+		if errors.Is(err, store.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return "", fmt.Errorf("setting %s is not a string: %w", provider.SettingLocalBaseURL, err)
+		}
+		return v, nil
 	}
 }
