@@ -19,6 +19,8 @@ type Options struct {
 	WorkspaceRoot string
 	// Version is reported by Status.
 	Version string
+	// DataDir is the server's data dir, reported by Status.
+	DataDir string
 	// Getenv reads the environment (os.Getenv in production): provider key
 	// presence for Status, and keys and base URLs for the model adapters
 	// that list models. A key is never returned, logged or stored.
