@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -118,7 +120,9 @@ func TestMetricsShowTheMission(t *testing.T) {
 		}
 		// One process here plays server and worker; the worker's figures
 		// go to the same registry.
-		k := kernel.New(db.Store, kernel.Options{DataDir: dataDir, Poll: 20 * time.Millisecond, Observer: m})
+		wlogs := &syncBuffer{}
+		wlog := slog.New(slog.NewJSONHandler(wlogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		k := kernel.New(db.Store, kernel.Options{DataDir: dataDir, Poll: 20 * time.Millisecond, Observer: m, Logger: wlog})
 		deps := worker.EngineDeps(k, dataDir, worker.ObserveCommands(sb, m),
 			worker.Adapters(worker.AdapterOptions{Getenv: func(k string) string { return env[k] }, Observer: m}))
 		wctx, stop := context.WithCancel(ctx)
@@ -156,6 +160,8 @@ func TestMetricsShowTheMission(t *testing.T) {
 		if code != 401 {
 			t.Fatalf("a wrong login answered %d", code)
 		}
+
+		checkRunLogs(t, wlogs.String(), mi, []string{"meter it", "echo metered", "the shell printed it"})
 
 		got := scrape(t, b)
 		model := map[string]string{"provider": "compat", "model": "local:qwen3-coder"}
@@ -247,5 +253,35 @@ func TestMetricsRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("a server without metrics answered /metrics with %d", resp.StatusCode)
+	}
+}
+
+// checkRunLogs: every log line is JSON; every line that concerns the
+// mission's run (holds its id anywhere) names both the mission and the run
+// in their own attributes; and no line holds the objective, a command or
+// the model's output.
+func checkRunLogs(t *testing.T, logs string, mi mission.Mission, never []string) {
+	t.Helper()
+	concern := 0
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		for _, s := range never {
+			if strings.Contains(line, s) {
+				t.Errorf("log line holds %q: %s", s, line)
+			}
+		}
+		if !strings.Contains(line, mi.RootRunID) && !strings.Contains(line, mi.ID) {
+			continue
+		}
+		concern++
+		if rec["run"] != mi.RootRunID || rec["mission"] != mi.ID {
+			t.Errorf("log line about the run without its mission and run ids: %s", line)
+		}
+	}
+	if concern < 2 {
+		t.Errorf("%d log lines about the run, want its claim and its end:\n%s", concern, logs)
 	}
 }

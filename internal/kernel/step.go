@@ -364,7 +364,7 @@ func (rc *runCtx) resume(seq int, spec StepSpec, rec store.Step, exec ExecFunc) 
 				return rc.execute(seq, spec, rec.Request, exec, nil)
 			}
 		}
-		rc.k.opts.Logger.Warn("reconcile probe could not tell; asking the owner", "run", rc.run.ID, "seq", seq)
+		rc.k.opts.Logger.Warn("reconcile probe could not tell; asking the owner", "mission", rc.run.MissionID, "run", rc.run.ID, "seq", seq)
 	}
 	return nil, rc.askReconcile(seq, spec)
 }
