@@ -44,11 +44,11 @@ scripts:
         usage: {input: 200, output: 5}
 `
 
-// scrape reads GET /metrics through the test server (a loopback peer) and
-// parses it with Prometheus's own text parser.
-func scrape(t *testing.T, b *bundle) map[string]*dto.MetricFamily {
+// scrape reads GET /metrics from the server at url (as a loopback peer)
+// and parses it with Prometheus's own text parser.
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(b.srv.URL + api.MetricsPath)
+	resp, err := http.Get(url + api.MetricsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +95,9 @@ next:
 }
 
 // TestMetricsShowTheMission: a mission run through the API and the real
-// worker (local model, real sandbox) shows up in /metrics, which parses
-// with the Prometheus text parser: the run by state, its steps, the model
+// worker (local model, real sandbox) shows up in the server's /metrics and
+// the worker's, which parse with the Prometheus text parser and share no
+// aos metric: the run by state, its steps, the model
 // calls with their tokens, the sandboxed command, the claim, the spend,
 // the events sent to a socket, and a refused login.
 func TestMetricsShowTheMission(t *testing.T) {
@@ -107,8 +108,12 @@ func TestMetricsShowTheMission(t *testing.T) {
 		m.WatchStore(db.Store)
 		b := setup(t, db, setupOpts{env: env, api: api.Options{Metrics: m}})
 		ctx := context.Background()
+		// The worker's own metrics, served as the worker serves them.
+		wm := metrics.New(metrics.ProcessWorker, "test")
+		wsrv := httptest.NewServer(metrics.LocalOnly(wm.Handler()))
+		t.Cleanup(wsrv.Close)
 
-		before := scrape(t, b)
+		before := scrape(t, b.srv.URL)
 		if v, ok := value(before, "aos_build_info", map[string]string{"process": "server", "version": "test"}); !ok || v != 1 {
 			t.Fatalf("aos_build_info = %v %v", v, ok)
 		}
@@ -118,13 +123,13 @@ func TestMetricsShowTheMission(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// One process here plays server and worker; the worker's figures
-		// go to the same registry.
+		// The worker (its own kernel, metrics and JSON log) shares the
+		// database, as aos worker beside aos server does.
 		wlogs := &syncBuffer{}
 		wlog := slog.New(slog.NewJSONHandler(wlogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		k := kernel.New(db.Store, kernel.Options{DataDir: dataDir, Poll: 20 * time.Millisecond, Observer: m, Logger: wlog})
-		deps := worker.EngineDeps(k, dataDir, worker.ObserveCommands(sb, m),
-			worker.Adapters(worker.AdapterOptions{Getenv: func(k string) string { return env[k] }, Observer: m}))
+		k := kernel.New(db.Store, kernel.Options{DataDir: dataDir, Poll: 20 * time.Millisecond, Observer: wm, Logger: wlog})
+		deps := worker.EngineDeps(k, dataDir, worker.ObserveCommands(sb, wm),
+			worker.Adapters(worker.AdapterOptions{Getenv: func(k string) string { return env[k] }, Observer: wm}))
 		wctx, stop := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -163,7 +168,14 @@ func TestMetricsShowTheMission(t *testing.T) {
 
 		checkRunLogs(t, wlogs.String(), mi, []string{"meter it", "echo metered", "the shell printed it"})
 
-		got := scrape(t, b)
+		got := scrape(t, b.srv.URL)
+		for name, f := range scrape(t, wsrv.URL) {
+			if got[name] != nil && !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") && !strings.HasPrefix(name, "promhttp_") &&
+				name != "aos_build_info" {
+				t.Errorf("%s is exported by both the server and the worker", name)
+			}
+			got[name] = f
+		}
 		model := map[string]string{"provider": "compat", "model": "local:qwen3-coder"}
 		checks := []struct {
 			name  string

@@ -77,10 +77,14 @@ func New(process Process, version string) *Metrics {
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "aos_build_info",
 		Help: "Always 1; the labels say which aos process and version this is."}, []string{"process", "version"})
 	build.WithLabelValues(string(process), version).Set(1)
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build,
-		m.modelCalls, m.modelDuration, m.modelTokens, m.sandboxCommands, m.sandboxDuration, m.claims, m.claimWait, m.leaseLosses)
-	if process == ProcessServer {
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), build)
+	// Each process exports only what it can count: a metric that is always
+	// zero would mislead.
+	switch process {
+	case ProcessServer:
 		reg.MustRegister(m.wsEventsSent, m.wsEventsDropped, m.logins)
+	case ProcessWorker:
+		reg.MustRegister(m.modelCalls, m.modelDuration, m.modelTokens, m.sandboxCommands, m.sandboxDuration, m.claims, m.claimWait, m.leaseLosses)
 	}
 	return m
 }
