@@ -196,6 +196,10 @@ func shortErr(err error) string {
 	return msg
 }
 
+// DefaultModelCheckTimeout bounds the model check at mission creation; a
+// local endpoint's probe may have to wait for the model to load.
+const DefaultModelCheckTimeout = 60 * time.Second
+
 // checkModel refuses a model that cannot run a mission: no provider
 // serves it, it cannot call tools, a scripted model would go to a real
 // provider, or the local endpoint is not configured or does not answer.
@@ -227,12 +231,18 @@ func (s *Service) checkModel(ctx context.Context, model string) error {
 	if !ok {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, s.opts.ModelCheckTimeout)
 	defer cancel()
 	err = c.CheckModel(cctx, model)
 	var se *provider.ScriptedModelError
 	switch {
 	case err == nil:
+		return nil
+	case id == provider.Compat && cctx.Err() != nil && ctx.Err() == nil:
+		// The endpoint answers but the probe is slow: a local server may be
+		// loading a large model on first use. The mission is created and
+		// its first turn tells.
+		s.opts.Logger.Warn("local model check timed out; the mission is created unchecked", "model", model, "endpoint", redactURL(base))
 		return nil
 	case errors.Is(err, provider.ErrToolsUnsupported):
 		return &Error{Code: CodeInvalidInput, Msg: fmt.Sprintf("model %s cannot call tools, which every mission needs", model), Err: err}

@@ -42,6 +42,11 @@ type Options struct {
 	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 	// CloneTimeout bounds a project clone; 10 minutes by default.
 	CloneTimeout time.Duration
+	// ModelCheckTimeout bounds the model check at mission creation
+	// (DefaultModelCheckTimeout by default). A local endpoint that accepts
+	// the probe but does not answer in time is given the benefit of the
+	// doubt.
+	ModelCheckTimeout time.Duration
 }
 
 // Service is the mission service over one kernel. It is safe for concurrent
@@ -66,6 +71,9 @@ func New(k *kernel.Kernel, opts Options) *Service {
 	}
 	if opts.CloneTimeout <= 0 {
 		opts.CloneTimeout = DefaultCloneTimeout
+	}
+	if opts.ModelCheckTimeout <= 0 {
+		opts.ModelCheckTimeout = DefaultModelCheckTimeout
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
