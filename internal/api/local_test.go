@@ -26,11 +26,12 @@ import (
 // as Ollama does.
 const localScript = `
 default: coder
-models: [qwen3-coder]
+models: [qwen3-coder, tiny]
 scripts:
   - name: coder
     turns:
       - tool_calls: [{name: update_criteria, input: {updates: [{id: c1, passes: true, evidence: "checked locally"}]}}]
+        usage: {input: 1000, output: 500}
       - expect: [{last_tool_result_error: false}]
         tool_calls: [{name: finish, input: {status: done, summary: "done on a local model", evidence: ["checked locally"], openQuestions: []}}]
   - {name: notools, turns: [{error: {status: 400, message: "registry.ollama.ai/library/tiny does not support tools"}}]}
@@ -56,6 +57,9 @@ func listModels(t *testing.T, b *bundle) map[string]listedModel {
 	}
 	out := map[string]listedModel{}
 	for _, m := range ms {
+		if _, dup := out[m.ID]; dup {
+			t.Errorf("%s listed twice", m.ID)
+		}
 		out[m.ID] = m
 	}
 	return out
@@ -68,14 +72,21 @@ func listModels(t *testing.T, b *bundle) map[string]listedModel {
 func TestLocalModelMission(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		srv := scripttest.Start(t, localScript)
-		env := map[string]string{provider.EnvLocalBase: srv.OpenAIBaseURL()}
+		// qwen3-coder is priced by AOS_LOCAL_PRICES; tiny is not, so it costs 0.
+		env := map[string]string{provider.EnvLocalBase: srv.OpenAIBaseURL(), provider.EnvLocalPrices: "qwen3-coder=1/2"}
 		b := setup(t, db, setupOpts{env: env})
 		ctx := context.Background()
 
 		ms := listModels(t, b)
 		m, ok := ms["local:qwen3-coder"]
-		if !ok || m.Provider != "compat" || m.Available == nil || !*m.Available || !m.Price.IsZero() {
+		if !ok || m.Provider != "compat" || m.Available == nil || !*m.Available || m.Price != (provider.Price{Input: 1, Output: 2}) {
 			t.Fatalf("local:qwen3-coder listed as %+v (found %v) in %v", m, ok, ms)
+		}
+		if m := ms["local:tiny"]; m.Available == nil || !*m.Available || !m.Price.IsZero() {
+			t.Fatalf("local:tiny listed as %+v in %v", m, ms)
+		}
+		if _, dup := ms["local:local:qwen3-coder"]; dup {
+			t.Errorf("a priced model is listed twice: %v", ms)
 		}
 
 		deps := worker.EngineDeps(b.k, t.TempDir(), nil, worker.Adapters(worker.AdapterOptions{Getenv: func(k string) string { return env[k] }}))
@@ -101,6 +112,11 @@ func TestLocalModelMission(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 			b.ok("GET", "/missions/"+mi.ID, nil, &mi)
+		}
+		// The first turn alone is 1000 input tokens at $1/M and 500 output
+		// at $2/M; unpriced, the mission would cost 0.
+		if mi.SpentUSD < 0.002 {
+			t.Errorf("mission spent $%v, want at least $0.002 at the configured price", mi.SpentUSD)
 		}
 		chats := 0
 		for _, r := range srv.Requests() {

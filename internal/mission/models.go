@@ -119,8 +119,10 @@ func (s *Service) localBase(ctx context.Context) (string, error) {
 	return provider.LocalBaseURL(setting, s.opts.Getenv), nil
 }
 
-// localAdapter builds the compat adapter of the local endpoint.
-func (s *Service) localAdapter(ctx context.Context, retry provider.RetryPolicy) (provider.Adapter, string, error) {
+// localAdapter builds the compat adapter of the local endpoint, with the
+// prices of AOS_LOCAL_PRICES when priced is set (the model list; the check
+// leaves them out, so that it probes every model for tools).
+func (s *Service) localAdapter(ctx context.Context, retry provider.RetryPolicy, priced bool) (provider.Adapter, string, error) {
 	base, err := s.localBase(ctx)
 	if err != nil {
 		return nil, "", err
@@ -131,7 +133,14 @@ func (s *Service) localAdapter(ctx context.Context, retry provider.RetryPolicy) 
 	if err := provider.CheckLocalBaseURL(base); err != nil {
 		return nil, "", &Error{Code: CodeModelUnavailable, Msg: err.Error() + " (" + provider.EnvLocalBase + " or the localBaseUrl setting)"}
 	}
-	a, err := registry.New(provider.Compat, provider.Config{BaseURL: base, Getenv: s.opts.Getenv, KeyEnv: provider.EnvLocalKey, Retry: retry})
+	models, err := provider.ParseLocalPrices(s.opts.Getenv(provider.EnvLocalPrices))
+	if err != nil {
+		return nil, "", &Error{Code: CodeModelUnavailable, Msg: err.Error()}
+	}
+	if !priced {
+		models = nil
+	}
+	a, err := registry.New(provider.Compat, provider.Config{BaseURL: base, Getenv: s.opts.Getenv, KeyEnv: provider.EnvLocalKey, Retry: retry, Models: models})
 	return a, base, err
 }
 
@@ -144,7 +153,7 @@ const localModelsPlaceholder = provider.LocalPrefix + "*"
 // not answer is one entry, "local:*", unavailable, whose note says why:
 // the rest of the list is still served.
 func (s *Service) localModels(ctx context.Context) ([]Model, string) {
-	a, base, err := s.localAdapter(ctx, provider.RetryPolicy{MaxAttempts: 1})
+	a, base, err := s.localAdapter(ctx, provider.RetryPolicy{MaxAttempts: 1}, true)
 	if errors.Is(err, provider.ErrNoLocalEndpoint) {
 		return nil, ""
 	}
@@ -213,7 +222,7 @@ func (s *Service) checkModel(ctx context.Context, model string) error {
 	var base string
 	var err error
 	if id == provider.Compat {
-		a, base, err = s.localAdapter(ctx, provider.RetryPolicy{MaxAttempts: 1})
+		a, base, err = s.localAdapter(ctx, provider.RetryPolicy{MaxAttempts: 1}, false)
 	} else {
 		a, err = registry.New(id, provider.Config{Getenv: s.opts.Getenv})
 	}

@@ -2,7 +2,10 @@ package provider
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -72,4 +75,34 @@ func CheckLocalBaseURL(raw string) error {
 		return errors.New("the local base URL must not have a query or fragment")
 	}
 	return nil
+}
+
+// EnvLocalPrices prices local models, which cost 0 otherwise:
+// "NAME=INPUT/OUTPUT" entries, comma-separated, in USD per million tokens
+// ("qwen3-coder=0.2/0.8"), NAME as the endpoint knows it.
+const EnvLocalPrices = "AOS_LOCAL_PRICES"
+
+// ParseLocalPrices parses an EnvLocalPrices value into priced local
+// models ("local:NAME"). A priced model is taken to call tools.
+func ParseLocalPrices(s string) ([]ModelInfo, error) {
+	var out []ModelInfo
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		name, price, ok := strings.Cut(f, "=")
+		in, outp, ok2 := strings.Cut(price, "/")
+		name = strings.TrimPrefix(strings.TrimSpace(name), LocalPrefix)
+		if !ok || !ok2 || name == "" {
+			return nil, fmt.Errorf("%s: want NAME=INPUT/OUTPUT (USD per million tokens), got %q", EnvLocalPrices, f)
+		}
+		pi, err1 := strconv.ParseFloat(strings.TrimSpace(in), 64)
+		po, err2 := strconv.ParseFloat(strings.TrimSpace(outp), 64)
+		if err1 != nil || err2 != nil || pi < 0 || po < 0 || pi > 1e4 || po > 1e4 || math.IsNaN(pi) || math.IsNaN(po) {
+			return nil, fmt.Errorf("%s: %s: prices must be numbers from 0 to 10000", EnvLocalPrices, name)
+		}
+		out = append(out, ModelInfo{ID: LocalPrefix + name, Provider: Compat, Tier: TierLocal, Price: Price{Input: pi, Output: po}, Tools: true})
+	}
+	return out, nil
 }

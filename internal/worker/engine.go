@@ -72,6 +72,11 @@ func Adapters(o AdapterOptions) func(model string) (provider.Adapter, error) {
 			if err := provider.CheckLocalBaseURL(cfg.BaseURL); err != nil {
 				return nil, fmt.Errorf("local endpoint (%s or the localBaseUrl setting): %w", provider.EnvLocalBase, err)
 			}
+			priced, err := provider.ParseLocalPrices(getenv(provider.EnvLocalPrices))
+			if err != nil {
+				return nil, err
+			}
+			cfg.Models = append(append([]provider.ModelInfo(nil), o.Models...), priced...)
 		}
 		a, err := registry.New(id, cfg)
 		if err != nil || o.Observer == nil {

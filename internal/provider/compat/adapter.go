@@ -81,11 +81,12 @@ func (a *Adapter) ListModels(ctx context.Context) ([]provider.ModelInfo, error) 
 	}
 	var out []provider.ModelInfo
 	for _, m := range a.cfg.Models {
-		m.Provider, m.Available = provider.Compat, liveSet[m.ID]
+		name := provider.LocalName(m.ID) // configured as "local:NAME" or NAME
+		m.Provider, m.Available = provider.Compat, liveSet[name]
 		if m.Tier == "" {
 			m.Tier = provider.TierLocal
 		}
-		delete(liveSet, m.ID)
+		delete(liveSet, name)
 		out = append(out, m)
 	}
 	for _, l := range live {
