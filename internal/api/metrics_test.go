@@ -234,10 +234,16 @@ func TestMetricsRefused(t *testing.T) {
 		{"forwarded (RFC 7239)", "127.0.0.1:5000", http.Header{"Forwarded": {"for=192.0.2.7"}}, 403},
 		{"remote with a bad token", "192.0.2.7:5000", http.Header{"Authorization": {"Bearer aos_nope"}}, 401},
 		{"remote with a read token", "192.0.2.7:5000", http.Header{"Authorization": {"Bearer " + b.read}}, 200},
+		{"rebound domain", "127.0.0.1:5000", http.Header{"Host": {"evil.example:8640"}}, 403},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", api.MetricsPath, nil)
+			r.Host = "127.0.0.1:8640"
+			if h := c.header.Get("Host"); h != "" {
+				r.Host = h
+				c.header.Del("Host")
+			}
 			r.RemoteAddr = c.remote
 			for k, v := range c.header {
 				r.Header[k] = v

@@ -28,9 +28,19 @@ func TestLocalOnly(t *testing.T) {
 		{"no port", "127.0.0.1", nil, 403},
 		{"forwarded by a local proxy", "127.0.0.1:4000", http.Header{"X-Forwarded-For": {"192.0.2.1"}}, 403},
 		{"real ip by a local proxy", "127.0.0.1:4000", http.Header{"X-Real-Ip": {"192.0.2.1"}}, 403},
+		{"localhost host", "127.0.0.1:4000", http.Header{"Host": {"localhost:9464"}}, 200},
+		{"v6 host", "[::1]:4000", http.Header{"Host": {"[::1]:9464"}}, 200},
+		{"host without a port", "127.0.0.1:4000", http.Header{"Host": {"127.0.0.1"}}, 200},
+		{"rebound domain", "127.0.0.1:4000", http.Header{"Host": {"evil.example:9464"}}, 403},
+		{"public host", "127.0.0.1:4000", http.Header{"Host": {"192.0.2.1:9464"}}, 403},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/metrics", nil)
+			r.Host = "127.0.0.1:9464"
+			if h := tc.header.Get("Host"); h != "" {
+				r.Host = h
+				tc.header.Del("Host")
+			}
 			r.RemoteAddr = tc.remote
 			for k, v := range tc.header {
 				r.Header[k] = v
