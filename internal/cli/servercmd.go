@@ -19,6 +19,7 @@ import (
 	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/worker"
 )
@@ -55,7 +56,7 @@ func NewServerCmd(version string) *cobra.Command {
 			// it stops while none is open, so a short event poll costs one
 			// small query per 10 ms only while someone is watching.
 			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, EventPoll: 10 * time.Millisecond})
-			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Version: version, Getenv: os.Getenv, Logger: log,
+			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Version: version, Getenv: os.Getenv, Logger: log,
 				AllowPrivateClones: os.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1"})
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -92,7 +93,9 @@ func NewServerCmd(version string) *cobra.Command {
 				}
 			}
 			go pruneAuth(ctx, authSvc, log, 10*time.Minute)
-			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies}), log)
+			m := metrics.New(metrics.ProcessServer, version)
+			m.WatchStore(st)
+			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies, Metrics: m}), log)
 		},
 	}
 	cmd.Flags().BoolVar(&noSetupToken, "no-setup-token", false, "do not issue a setup token on first run (aos up issues it)")

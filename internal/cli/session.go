@@ -79,7 +79,7 @@ func openSession(ctx context.Context, version string, out io.Writer) (*session, 
 		return nil, err
 	}
 	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Poll: 200 * time.Millisecond})
-	return &session{cfg: cfg, log: log, st: st, k: k, adapter: worker.AdapterFunc("", nil), out: out, onAsk: "wait", tty: isTTY(os.Stdin)}, nil
+	return &session{cfg: cfg, log: log, st: st, k: k, adapter: worker.Adapters(worker.AdapterOptions{LocalSetting: worker.LocalSetting(st)}), out: out, onAsk: "wait", tty: isTTY(os.Stdin)}, nil
 }
 
 func (s *session) close() { _ = s.st.Close() }

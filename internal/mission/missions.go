@@ -115,7 +115,8 @@ func gitResult(m store.Mission, in engine.Input) *GitResult {
 }
 
 // CreateMission validates req, applies the defaults, refuses when today's
-// spend has reached the daily cap, and creates the mission, queued.
+// spend has reached the daily cap or the model cannot run a mission
+// (checkModel), and creates the mission, queued.
 func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequest) (Mission, error) {
 	if req.ProjectID != "" {
 		// The project must exist; without a workspace the mission works in
@@ -160,6 +161,9 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 		return Mission{}, invalid("title and projectId must be at most 200 bytes")
 	}
 	if err := s.checkDailyCap(ctx); err != nil {
+		return Mission{}, err
+	}
+	if err := s.checkModel(ctx, in.Model); err != nil {
 		return Mission{}, err
 	}
 	if err := prepareBase(ctx, &in); err != nil {

@@ -19,6 +19,8 @@ type Options struct {
 	WorkspaceRoot string
 	// Version is reported by Status.
 	Version string
+	// DataDir is the server's data dir, reported by Status.
+	DataDir string
 	// Getenv reads the environment (os.Getenv in production): provider key
 	// presence for Status, and keys and base URLs for the model adapters
 	// that list models. A key is never returned, logged or stored.
@@ -41,6 +43,11 @@ type Options struct {
 	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 	// CloneTimeout bounds a project clone; 10 minutes by default.
 	CloneTimeout time.Duration
+	// ModelCheckTimeout bounds the model check at mission creation
+	// (DefaultModelCheckTimeout by default). A local endpoint that accepts
+	// the probe but does not answer in time is given the benefit of the
+	// doubt.
+	ModelCheckTimeout time.Duration
 }
 
 // Service is the mission service over one kernel. It is safe for concurrent
@@ -65,6 +72,9 @@ func New(k *kernel.Kernel, opts Options) *Service {
 	}
 	if opts.CloneTimeout <= 0 {
 		opts.CloneTimeout = DefaultCloneTimeout
+	}
+	if opts.ModelCheckTimeout <= 0 {
+		opts.ModelCheckTimeout = DefaultModelCheckTimeout
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"

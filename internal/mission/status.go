@@ -15,24 +15,33 @@ const WorkerAlive = 60 * time.Second
 // Status is the system's health as presented. It holds presence booleans
 // for provider keys, never the keys.
 type Status struct {
-	CollectedAt int64          `json:"collectedAt"`
-	Version     string         `json:"version"`
-	DB          DBStatus       `json:"db"`
-	Worker      WorkerStatus   `json:"worker"`
-	Providers   ProviderStatus `json:"providers"`
-	Counts      Counts         `json:"counts"`
+	CollectedAt int64 `json:"collectedAt"`
+	// Version is the server process's version; each worker's is in
+	// Worker.Workers.
+	Version string `json:"version"`
+	// WorkspaceRoot confines every mission's workspace; DataDir holds the
+	// server's SQLite database (when it uses one) and artifacts.
+	WorkspaceRoot string         `json:"workspaceRoot"`
+	DataDir       string         `json:"dataDir"`
+	DB            DBStatus       `json:"db"`
+	Worker        WorkerStatus   `json:"worker"`
+	Providers     ProviderStatus `json:"providers"`
+	Counts        Counts         `json:"counts"`
 }
 
 // DBStatus is the database's reachability and round-trip time.
 type DBStatus struct {
-	OK        bool    `json:"ok"`
+	OK bool `json:"ok"`
+	// Dialect is the database kind: "sqlite" or "postgres".
 	Dialect   string  `json:"dialect"`
 	LatencyMs float64 `json:"latencyMs"`
 }
 
 // WorkerStatus says whether any worker heartbeat is recent.
 type WorkerStatus struct {
-	Alive      bool           `json:"alive"`
+	Alive bool `json:"alive"`
+	// Count is how many workers are alive (a heartbeat within WorkerAlive).
+	Count      int            `json:"count"`
 	LastSeenAt int64          `json:"lastSeenAt,omitempty"`
 	Workers    []WorkerHealth `json:"workers"`
 }
@@ -67,7 +76,8 @@ type Counts struct {
 // reported, not returned as an error.
 func (s *Service) Status(ctx context.Context) Status {
 	now := s.now()
-	out := Status{CollectedAt: now.UnixMilli(), Version: s.opts.Version, DB: DBStatus{Dialect: s.st.Dialect()},
+	out := Status{CollectedAt: now.UnixMilli(), Version: s.opts.Version, WorkspaceRoot: s.opts.WorkspaceRoot, DataDir: s.opts.DataDir,
+		DB:        DBStatus{Dialect: s.st.Dialect()},
 		Worker:    WorkerStatus{Workers: []WorkerHealth{}},
 		Providers: ProviderStatus{Anthropic: s.opts.Getenv("ANTHROPIC_API_KEY") != "", OpenAI: s.opts.Getenv("OPENAI_API_KEY") != ""}}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -84,6 +94,9 @@ func (s *Service) Status(ctx context.Context) Status {
 			alive := now.Sub(time.UnixMilli(w.LastSeen)) < WorkerAlive
 			out.Worker.Workers = append(out.Worker.Workers, WorkerHealth{ID: w.ID, Version: w.Version, Hostname: w.Hostname, StartedAt: w.StartedAt, LastSeen: w.LastSeen, Alive: alive})
 			out.Worker.Alive = out.Worker.Alive || alive
+			if alive {
+				out.Worker.Count++
+			}
 			out.Worker.LastSeenAt = max(out.Worker.LastSeenAt, w.LastSeen)
 		}
 	}
