@@ -76,6 +76,20 @@ func fileAttacks() []attack {
 			},
 		},
 		{
+			// The same symlinks committed in the project (a cloned hostile
+			// repository, or a branch the owner merged): the worktree
+			// checks them out, and aos must not follow them into the prompt.
+			name: "symlink-agents-md-committed", class: classSymlink,
+			setup: func(w *world) {
+				for name, target := range map[string]string{"AGENTS.md": "/proc/self/environ", "CLAUDE.md": filepath.Join(w.home, ".ssh", "id_rsa")} {
+					if err := os.Symlink(target, filepath.Join(w.repo, name)); err != nil {
+						w.t.Fatal(err)
+					}
+				}
+			},
+			missions: []mission{{turns: []script.Turn{turn(call("list_dir"))}}},
+		},
+		{
 			name: "symlink-claude-md-owner-key", class: classSymlink,
 			missions: []mission{
 				{turns: []script.Turn{turn(sh("ln -s @HOME@/.ssh/id_rsa CLAUDE.md"))}},
