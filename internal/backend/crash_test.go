@@ -1,0 +1,3 @@
+package backend_test
+
+func childWorker() int { return 2 }
