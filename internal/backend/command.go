@@ -32,6 +32,8 @@ type launch struct {
 	// Wrap, when set, replaces the /bin/sh launcher (the proxy's
 	// forwarder): it receives the launcher's arguments.
 	Wrap []string
+	// ExtraFiles are passed to the wrapper (the proxy's control socket).
+	ExtraFiles []*os.File
 }
 
 // EngineOutcome is how an engine execution ended, as journaled.
@@ -96,7 +98,7 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 		argv = append(append([]string{}, l.Wrap...), args...)
 	}
 	out, err := sb.Run(ctx, sandbox.Spec{Argv: argv, Workspace: l.Workspace, TmpDir: l.Dirs.TmpDir, Home: l.Dirs.Home,
-		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}})
+		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles})
 	if err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: run engine in the sandbox: %w", err)
 	}

@@ -142,6 +142,7 @@ func TestCommandEngineCannotReadSecrets(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte("ANTHROPIC_API_KEY=sk-real-canary\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	e.withProxy(t) // the engine's environment then holds the run's credential, never the real key
 	in := e.commandInput("snoop")
 	readme := filepath.Join(e.wt, "README.md")
 	in.Objective += " snoop:" + keyFile + " snoop:" + readme

@@ -300,7 +300,7 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 			return kernel.Outcome{}, err
 		}
 		defer px.close()
-		ln.Env, ln.Wrap, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.engineURL()
+		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
 	}
 	eo, err := runEngine(ctx, m.d.Sandbox, ln)
 	if err != nil {

@@ -21,6 +21,7 @@ type plan struct {
 	env                  []string
 	argv                 []string
 	timeout              time.Duration
+	extraFiles           []*os.File
 }
 
 // cover hides one protected path: an empty read-only tmpfs over a
@@ -35,7 +36,7 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout}
+	p := plan{network: spec.Network, timeout: spec.Timeout, extraFiles: spec.ExtraFiles}
 	if p.network == "" {
 		p.network = NetworkNone
 	}

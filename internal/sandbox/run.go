@@ -100,7 +100,7 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	cmd := exec.Command(s.cfg.BwrapPath, p.args(3, 4)...)
 	cmd.Env = []string{} // bwrap itself gets nothing of ours either
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = []*os.File{sec, statusW}
+	cmd.ExtraFiles = append([]*os.File{sec, statusW}, p.extraFiles...)
 	// No Pdeathsig needed: bwrap's --die-with-parent already kills the
 	// whole job when the worker dies (TestWorkerDeathKillsJob).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
