@@ -1,3 +1,121 @@
 package backend_test
 
-func childWorker() int { return 2 }
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aos-run/aos/internal/backend"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/sandbox"
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/store/storeopen"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+// childWorker runs a worker with the backend logic on AOS_TEST_DSN until
+// SIGTERM (or its SIGKILL by the test).
+func childWorker() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	st, err := storeopen.Open(ctx, os.Getenv("AOS_TEST_DSN"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	defer st.Close()
+	dir := os.Getenv("AOS_TEST_DATA")
+	k := kernel.New(st, kernel.Options{DataDir: dir, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
+	sb, err := sandbox.New(sandbox.Config{DataDir: dir})
+	if err != nil {
+		return 2
+	}
+	deps := backend.Deps{Kernel: k, Sandbox: sb, DataDir: dir}
+	_ = k.RunWorker(ctx, kernel.WorkerConfig{Logics: map[string]kernel.Logic{backend.LogicName: backend.Logic(deps)}, JanitorEvery: -1})
+	return 0
+}
+
+// SIGKILL of the worker while the engine runs: the engine dies with it
+// (the sandbox dies with its parent), and on resume aos does not guess:
+// it asks the owner whether to rerun from the base, keep the partial
+// changes and verify them, or abandon. Keeping them verifies what the
+// engine left, and commits nothing, since the engine never reported
+// COMPLETED.
+func TestCrashMidEngineAsksOwner(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t, "sqlite")
+	e := newEnv(t, db)
+	_, rid := e.mission(e.commandInput("hang"), kernel.Budget{})
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "AOS_TEST_CHILD=worker", "AOS_TEST_DSN="+db.DSN, "AOS_TEST_DATA="+e.dataDir)
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	started := filepath.Join(e.wt, "started")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the engine never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+
+	e.start()
+	w := waitPending(t, db.Store, rid)
+	var q struct {
+		Reconcile bool     `json:"reconcile"`
+		Options   []string `json:"options"`
+		StepName  string   `json:"stepName"`
+	}
+	if err := json.Unmarshal(w.Payload, &q); err != nil || !q.Reconcile || len(q.Options) != 3 || !strings.HasPrefix(q.StepName, "command:") {
+		t.Fatalf("question %s", w.Payload)
+	}
+	if _, err := e.k.ResolveWait(context.Background(), w.ID, kernel.ReconcileRan, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	_, out := e.wait(rid, kernel.StatusPartial)
+	if out.EngineResult.Status != backend.OutcomeInterrupted || out.Commit != "" || out.Inspection == nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	found := false
+	for _, f := range out.Inspection.Files {
+		found = found || f.Path == "partial.txt"
+	}
+	if !found {
+		t.Fatalf("the partial change was not inspected: %+v", out.Inspection.Files)
+	}
+}
+
+func waitPending(t *testing.T, st store.Store, rid string) store.Wait {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		ws, _ := st.ListWaits(context.Background(), store.ListWaitsParams{Status: "pending", RunID: rid})
+		if len(ws) > 0 {
+			return ws[0]
+		}
+		if r, _ := st.GetRun(context.Background(), rid); kernel.IsTerminal(r.Status) {
+			t.Fatalf("run ended %s (%s) instead of asking", r.Status, r.Result)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no question")
+	return store.Wait{}
+}

@@ -97,19 +97,18 @@ func main() {
 		}
 		write("found.txt", strings.Join(found, "\n")+"\n")
 	case "gitcfg":
-		// Plant host-side code execution in every git file it can reach.
+		// Ask the test (standing in for an engine that can write git's
+		// metadata) to plant host-side programs while the engine runs.
 		write("hello.txt", "hello\n")
 		write(".gitattributes", "* filter=evil diff=evil\n")
-		gd := filepath.Join(req.Worktree, ".git")
-		b, _ := os.ReadFile(gd)
-		admin := strings.TrimSpace(strings.TrimPrefix(string(b), "gitdir: "))
-		canary := os.Getenv("CANARY")
-		cfg := fmt.Sprintf("[core]\n\tfsmonitor = touch %s.fsmonitor\n[filter \"evil\"]\n\tclean = touch %s.filter\n", canary, canary)
-		for _, p := range []string{filepath.Join(admin, "config.worktree"), filepath.Join(admin, "hooks", "pre-commit")} {
-			if err := os.WriteFile(p, []byte(cfg), 0o755); err != nil {
-				fmt.Fprintln(os.Stderr, "plant:", err)
+		write(".engine-wants-plant", "")
+		for i := 0; i < 600; i++ {
+			if _, err := os.Stat(filepath.Join(req.Worktree, ".host-planted")); err == nil {
+				break
 			}
+			time.Sleep(50 * time.Millisecond)
 		}
+		_ = os.Remove(filepath.Join(req.Worktree, ".host-planted"))
 	case "spend":
 		write("hello.txt", "spent\n")
 		for i := 0; i < 50; i++ {
