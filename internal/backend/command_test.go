@@ -173,3 +173,45 @@ func (e *env) commitForEngine() {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A mission that names the project itself gets a worktree of its own on
+// aos/<id8>, made by the logic; the owner's checkout (HEAD, branch,
+// files, uncommitted edit) is untouched, and the worktree is removed once
+// its work is committed.
+func TestCommandEngineProjectWorkspace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, storetest.New(t, "sqlite"))
+	e.deps.WorktreeRoot = filepath.Join(t.TempDir(), "worktrees")
+	if err := os.WriteFile(filepath.Join(e.repo, "README.md"), []byte("owner's edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := e.commandInput("edit")
+	in.Workspace = e.repo
+	if err := in.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	mid, rid, err := e.k.CreateMission(context.Background(), kernel.MissionSpec{Title: "t", Logic: backend.LogicName, Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	_, out := e.wait(rid, kernel.StatusDone)
+	if got := e.hostGit(e.repo, "rev-parse", "aos/"+mid[:8]); got != out.Commit {
+		t.Fatalf("branch at %s, want %s", got, out.Commit)
+	}
+	if got := e.hostGit(e.repo, "rev-parse", "HEAD"); got != e.base {
+		t.Fatalf("owner's HEAD moved to %s", got)
+	}
+	if got := e.hostGit(e.repo, "symbolic-ref", "HEAD"); got != "refs/heads/main" {
+		t.Fatalf("owner's branch is %s", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.repo, "README.md")); string(b) != "owner's edit\n" {
+		t.Fatalf("owner's edit is %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(e.repo, "hello.txt")); err == nil {
+		t.Fatal("the engine's file reached the owner's checkout")
+	}
+	if _, err := os.Stat(filepath.Join(e.deps.WorktreeRoot, mid)); err == nil {
+		t.Fatal("the worktree was not removed")
+	}
+}

@@ -33,6 +33,9 @@ type Deps struct {
 	// Proxy, when set, serves the engine's model calls through a metering
 	// proxy; nil gives the engine no model access.
 	Proxy *ProxyConfig
+	// WorktreeRoot holds the worktrees this logic makes for missions whose
+	// workspace is the project itself; DefaultWorktreeRoot when empty.
+	WorktreeRoot string
 }
 
 const defaultEngineTimeout = time.Hour
@@ -90,6 +93,25 @@ type Criterion struct {
 }
 
 func (m *mission) run() (kernel.Result, error) {
+	if isProject(m.in.Workspace) {
+		// The mission names the project: it works in a worktree of its
+		// own, made here (a mission created with a worktree skips this).
+		project := m.in.Workspace
+		wt, err := m.addWorktree()
+		if err != nil {
+			return kernel.Result{}, err
+		}
+		m.in.Workspace, m.in.Base = wt.Path, wt.Base
+		res, err := m.runInWorktree()
+		if err == nil && res.Status == kernel.StatusDone {
+			err = m.removeWorktree(project, wt.Path)
+		}
+		return res, err
+	}
+	return m.runInWorktree()
+}
+
+func (m *mission) runInWorktree() (kernel.Result, error) {
 	if err := m.doSetup(); err != nil {
 		return kernel.Result{}, err
 	}
