@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aos-run/aos/internal/backend"
 	"io"
 	"log/slog"
 	"os"
@@ -93,6 +94,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	deps := worker.EngineDeps(s.k, s.cfg.DataDir, sb, s.adapter)
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
+	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, sb, nil))
 
 	wctx, stopWorker := context.WithCancel(context.Background())
 	workerDone := make(chan error, 1)

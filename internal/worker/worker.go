@@ -6,6 +6,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"github.com/aos-run/aos/internal/backend"
 	"log/slog"
 	"time"
 
@@ -75,5 +76,6 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	}
 	logics := Logics()
 	logics[engine.LogicName] = engine.AgentLogic(EngineDeps(k, cfg.DataDir, sb, AdapterFunc("", nil)))
+	logics[backend.LogicName] = backend.Logic(BackendDeps(k, cfg.DataDir, sb, nil))
 	return k.RunWorker(ctx, kernel.WorkerConfig{ID: cfg.WorkerID, Concurrency: cfg.MaxConcurrentRuns, Logics: logics})
 }
