@@ -36,6 +36,7 @@ type createFlags struct {
 	network   string
 	watch     bool
 	json      bool
+	engine    string
 }
 
 func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
@@ -56,7 +57,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 				return err
 			}
 			req := mission.CreateRequest{Objective: args[0], Criteria: f.criteria, ProjectID: projectID, Workspace: f.workspace,
-				Model: f.model, Effort: f.effort, Network: f.network}
+				Model: f.model, Effort: f.effort, Network: f.network, Engine: f.engine}
 			fl := cmd.Flags()
 			if fl.Changed("budget-usd") {
 				req.BudgetUSD = &f.budgetUSD
@@ -92,6 +93,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "model turns at most (the server's default when not given)")
 	fl.StringVar(&f.network, "network", "", "sandbox network: none or open")
 	fl.BoolVar(&f.watch, "watch", false, "follow the mission to its end (exit code as aos mission watch)")
+	fl.StringVar(&f.engine, "engine", "", "builtin (default), or an external engine: command:/abs/path (docs/ENGINES.md)")
 	fl.BoolVar(&f.json, "json", false, "print the created mission as JSON (with --watch: the events as JSON lines)")
 	cmd.MarkFlagsMutuallyExclusive("project", "workspace")
 	return cmd
