@@ -35,6 +35,14 @@ func (s *Service) createExternal(ctx context.Context, actor Actor, req CreateReq
 	if err := in.Validate(); err != nil {
 		return Mission{}, translate("validate", err)
 	}
+	var rec backend.CheckRecord
+	found, err := s.setting(ctx, backend.CheckKey(in.Engine), &rec)
+	if err != nil {
+		return Mission{}, err
+	}
+	if err := backend.Offered(in.Engine, rec, found); err != nil {
+		return Mission{}, invalid("%s", err.Error())
+	}
 	if b.USD < 0 || b.Turns < 0 || b.WallSec < 0 {
 		return Mission{}, invalid("budgets must not be negative")
 	}

@@ -2,9 +2,13 @@ package mission_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aos-run/aos/internal/backend"
@@ -24,6 +28,18 @@ func TestCreateMissionEngine(t *testing.T) {
 	}
 	db := storetest.New(t, "sqlite")
 	svc := mission.New(kernel.New(db.Store, kernel.Options{}), mission.Options{WorkspaceRoot: root})
+	// Not offered before it passed its self-test.
+	_, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "p", Engine: "command:/usr/bin/true"})
+	var me *mission.Error
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "aos engine check") {
+		t.Fatalf("an unchecked engine: %v", err)
+	}
+	b, _ := os.ReadFile("/usr/bin/true")
+	sum := sha256.Sum256(b)
+	rec, _ := json.Marshal(backend.CheckRecord{Engine: "command:/usr/bin/true", Passed: true, BinarySHA256: hex.EncodeToString(sum[:])})
+	if err := db.Store.PutSetting(context.Background(), backend.CheckKey("command:/usr/bin/true"), rec, 1); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		engine, network, logic string
 	}{

@@ -44,7 +44,17 @@ func main() {
 			os.Exit(3)
 		}
 	}
+	if strings.Contains(req.Goal, "AOS_SELFTEST.txt") && mode == "" {
+		mode = "selftest"
+	}
 	switch mode {
+	case "selftest":
+		f := strings.Fields(req.Goal)
+		for i, w := range f {
+			if w == "line" && i+1 < len(f) {
+				write("AOS_SELFTEST.txt", f[i+1]+"\n")
+			}
+		}
 	case "edit":
 		write("hello.txt", "hello from the engine\n")
 		_ = os.Remove(filepath.Join(req.Worktree, "old.txt"))
