@@ -149,3 +149,33 @@ func newEngineCmd(version string) *cobra.Command {
 	cmd.AddCommand(check, ls)
 	return cmd
 }
+
+// engineLine renders an external engine's timeline event (docs/ENGINES.md).
+func engineLine(kind string, m map[string]json.RawMessage) string {
+	switch kind {
+	case "engine.started":
+		return fmt.Sprintf("  ▶ engine %s on %s (base %.12s)", termtext.Line(str(m, "engine")), termtext.Line(str(m, "branch")), termtext.Line(str(m, "base")))
+	case "engine.finished":
+		var sp backend.Spend
+		_ = json.Unmarshal(m["spend"], &sp)
+		return fmt.Sprintf("  ◀ engine %s: %s (%d model calls, $%.4f)", termtext.Line(str(m, "status")), oneLine(termtext.Line(str(m, "summary")), 200), sp.Calls, sp.USD)
+	case "verify.command":
+		var v backend.VerifyResult
+		_ = json.Unmarshal(mustJSON(m), &v)
+		what := "refused: " + v.Rule
+		if v.Ran {
+			what = fmt.Sprintf("exit %d", v.ExitCode)
+		}
+		return fmt.Sprintf("  ✓? %s — %s", oneLine(termtext.Line(strings.Join(v.Argv, " ")), 120), termtext.Line(what))
+	case "verify.refused":
+		return "  ✗ refused: " + oneLine(termtext.Line(str(m, "reason")), 300)
+	case "changeset.recorded":
+		return fmt.Sprintf("  ▣ change set %.12s (commit %.12s)", termtext.Line(str(m, "sha256")), termtext.Line(str(m, "commit")))
+	}
+	return ""
+}
+
+func mustJSON(m map[string]json.RawMessage) []byte {
+	b, _ := json.Marshal(m)
+	return b
+}
