@@ -51,9 +51,45 @@ func childWorker() int {
 // COMPLETED.
 func TestCrashMidEngineAsksOwner(t *testing.T) {
 	t.Parallel()
+	e, rid, w := crashMidEngine(t, "hang")
+	if _, err := e.k.ResolveWait(context.Background(), w.ID, kernel.ReconcileRan, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	_, out := e.wait(rid, kernel.StatusPartial)
+	if out.EngineResult.Status != backend.OutcomeInterrupted || out.Commit != "" || out.Inspection == nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	found := false
+	for _, f := range out.Inspection.Files {
+		found = found || f.Path == "partial.txt"
+	}
+	if !found {
+		t.Fatalf("the partial change was not inspected: %+v", out.Inspection.Files)
+	}
+}
+
+// Answering "run it" reruns the engine from the base: the interrupted
+// run's partial file is gone, and the rerun's work is verified and
+// committed.
+func TestCrashMidEngineRerunFromBase(t *testing.T) {
+	t.Parallel()
+	e, rid, w := crashMidEngine(t, "hangonce")
+	if _, err := e.k.ResolveWait(context.Background(), w.ID, kernel.ReconcileRerun, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	_, out := e.wait(rid, kernel.StatusDone)
+	if out.Inspection == nil || len(out.Inspection.WriteSet) != 1 || out.Inspection.WriteSet[0] != "hello.txt" {
+		t.Fatalf("write set %+v, want only hello.txt (the partial files are gone)", out.Inspection)
+	}
+}
+
+// crashMidEngine starts a worker child on a mission whose engine hangs,
+// SIGKILLs the child once the engine started, resumes in this process and
+// returns the owner's reconcile question.
+func crashMidEngine(t *testing.T, mode string) (*env, string, store.Wait) {
 	db := storetest.New(t, "sqlite")
 	e := newEnv(t, db)
-	_, rid := e.mission(e.commandInput("hang"), kernel.Budget{})
+	_, rid := e.mission(e.commandInput(mode), kernel.Budget{})
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), "AOS_TEST_CHILD=worker", "AOS_TEST_DSN="+db.DSN, "AOS_TEST_DATA="+e.dataDir)
 	child.Stderr = os.Stderr
@@ -87,20 +123,7 @@ func TestCrashMidEngineAsksOwner(t *testing.T) {
 	if err := json.Unmarshal(w.Payload, &q); err != nil || !q.Reconcile || len(q.Options) != 3 || !strings.HasPrefix(q.StepName, "command:") {
 		t.Fatalf("question %s", w.Payload)
 	}
-	if _, err := e.k.ResolveWait(context.Background(), w.ID, kernel.ReconcileRan, "owner"); err != nil {
-		t.Fatal(err)
-	}
-	_, out := e.wait(rid, kernel.StatusPartial)
-	if out.EngineResult.Status != backend.OutcomeInterrupted || out.Commit != "" || out.Inspection == nil {
-		t.Fatalf("outcome %+v", out)
-	}
-	found := false
-	for _, f := range out.Inspection.Files {
-		found = found || f.Path == "partial.txt"
-	}
-	if !found {
-		t.Fatalf("the partial change was not inspected: %+v", out.Inspection.Files)
-	}
+	return e, rid, w
 }
 
 func waitPending(t *testing.T, st store.Store, rid string) store.Wait {

@@ -348,9 +348,8 @@ func proxyError(w http.ResponseWriter, status int, typ, msg string) {
 // response.completed, chat chunks with usage). The largest value seen per
 // field wins, since streams repeat cumulative counts.
 type usageMeter struct {
-	buf   bytes.Buffer
-	u     provider.Usage
-	lines bool
+	buf bytes.Buffer
+	u   provider.Usage
 }
 
 func (m *usageMeter) Write(b []byte) (int, error) {

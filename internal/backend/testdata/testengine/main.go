@@ -136,6 +136,17 @@ func main() {
 			resp.Body.Close()
 			fmt.Fprintf(os.Stderr, "call %d: %d %.200s\n", i, resp.StatusCode, b)
 		}
+	case "hangonce":
+		// Hangs on its first execution (a marker in its private HOME,
+		// which survives a crash), completes on the next.
+		marker := filepath.Join(os.Getenv("HOME"), "ran-once")
+		if _, err := os.Stat(marker); err != nil {
+			_ = os.WriteFile(marker, nil, 0o644)
+			write("partial.txt", "partial work\n")
+			write("started", "")
+			time.Sleep(10 * time.Minute)
+		}
+		write("hello.txt", "hello after a rerun\n")
 	case "hang":
 		write("partial.txt", "partial work\n")
 		write("started", "")
