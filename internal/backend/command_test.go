@@ -21,50 +21,53 @@ import (
 // untouched, and stores the change-set record as an artifact.
 func TestCommandEngineVerifiedCommit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, storetest.New(t, "sqlite"))
-	mid, rid := e.mission(e.commandInput("edit"), kernel.Budget{})
-	e.start()
-	r, out := e.wait(rid, kernel.StatusDone)
-	if out.Commit == "" || out.ChangeSet == "" {
-		t.Fatalf("outcome %+v", out)
-	}
-	branch := "aos/" + mid[:8]
-	if got := e.hostGit(e.repo, "rev-parse", branch); got != out.Commit {
-		t.Fatalf("branch %s at %s, outcome says %s", branch, got, out.Commit)
-	}
-	if got := e.hostGit(e.repo, "rev-parse", out.Commit+"^"); got != e.base {
-		t.Fatalf("commit's parent %s, want the base %s", got, e.base)
-	}
-	msg := e.hostGit(e.repo, "log", "-1", "--format=%B", out.Commit)
-	for _, want := range []string{"Aos-Mission: " + mid, "Aos-Engine: command:", "Aos-Verified: /bin/sh check.sh"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("commit message lacks %q:\n%s", want, msg)
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		t.Parallel()
+		e := newEnv(t, db)
+		mid, rid := e.mission(e.commandInput("edit"), kernel.Budget{})
+		e.start()
+		r, out := e.wait(rid, kernel.StatusDone)
+		if out.Commit == "" || out.ChangeSet == "" {
+			t.Fatalf("outcome %+v", out)
 		}
-	}
-	if got := e.hostGit(e.repo, "rev-parse", "HEAD"); got != e.base {
-		t.Fatalf("the owner's HEAD moved to %s", got)
-	}
-	f, _, err := e.k.OpenArtifact(context.Background(), out.ChangeSet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	body, _ := io.ReadAll(f)
-	var cs backend.ChangeSet
-	if err := json.Unmarshal(body, &cs); err != nil {
-		t.Fatal(err)
-	}
-	ops := map[string]string{}
-	for _, fc := range cs.Files {
-		ops[fc.Path] = fc.Op
-	}
-	if cs.BaseCommit != e.base || cs.Commit != out.Commit || ops["hello.txt"] != "added" || ops["old.txt"] != "deleted" || len(cs.Verification) != 1 || !cs.Verification[0].Passed {
-		t.Fatalf("change set %s", body)
-	}
-	if len(out.Criteria) != 1 || !out.Criteria[0].Passes {
-		t.Fatalf("criteria %+v", out.Criteria)
-	}
-	_ = r
+		branch := "aos/" + mid[:8]
+		if got := e.hostGit(e.repo, "rev-parse", branch); got != out.Commit {
+			t.Fatalf("branch %s at %s, outcome says %s", branch, got, out.Commit)
+		}
+		if got := e.hostGit(e.repo, "rev-parse", out.Commit+"^"); got != e.base {
+			t.Fatalf("commit's parent %s, want the base %s", got, e.base)
+		}
+		msg := e.hostGit(e.repo, "log", "-1", "--format=%B", out.Commit)
+		for _, want := range []string{"Aos-Mission: " + mid, "Aos-Engine: command:", "Aos-Verified: /bin/sh check.sh"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("commit message lacks %q:\n%s", want, msg)
+			}
+		}
+		if got := e.hostGit(e.repo, "rev-parse", "HEAD"); got != e.base {
+			t.Fatalf("the owner's HEAD moved to %s", got)
+		}
+		f, _, err := e.k.OpenArtifact(context.Background(), out.ChangeSet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		body, _ := io.ReadAll(f)
+		var cs backend.ChangeSet
+		if err := json.Unmarshal(body, &cs); err != nil {
+			t.Fatal(err)
+		}
+		ops := map[string]string{}
+		for _, fc := range cs.Files {
+			ops[fc.Path] = fc.Op
+		}
+		if cs.BaseCommit != e.base || cs.Commit != out.Commit || ops["hello.txt"] != "added" || ops["old.txt"] != "deleted" || len(cs.Verification) != 1 || !cs.Verification[0].Passed {
+			t.Fatalf("change set %s", body)
+		}
+		if len(out.Criteria) != 1 || !out.Criteria[0].Passes {
+			t.Fatalf("criteria %+v", out.Criteria)
+		}
+		_ = r
+	})
 }
 
 // Each refusal, from outside: the mission does not end done, nothing is

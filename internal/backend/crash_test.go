@@ -51,7 +51,14 @@ func childWorker() int {
 // COMPLETED.
 func TestCrashMidEngineAsksOwner(t *testing.T) {
 	t.Parallel()
-	e, rid, w := crashMidEngine(t, "hang")
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		t.Parallel()
+		crashKeepPartial(t, db)
+	})
+}
+
+func crashKeepPartial(t *testing.T, db storetest.DB) {
+	e, rid, w := crashMidEngine(t, db, "hang")
 	if _, err := e.k.ResolveWait(context.Background(), w.ID, kernel.ReconcileRan, "owner"); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +80,7 @@ func TestCrashMidEngineAsksOwner(t *testing.T) {
 // committed.
 func TestCrashMidEngineRerunFromBase(t *testing.T) {
 	t.Parallel()
-	e, rid, w := crashMidEngine(t, "hangonce")
+	e, rid, w := crashMidEngine(t, storetest.New(t, "sqlite"), "hangonce")
 	if _, err := e.k.ResolveWait(context.Background(), w.ID, kernel.ReconcileRerun, "owner"); err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +93,7 @@ func TestCrashMidEngineRerunFromBase(t *testing.T) {
 // crashMidEngine starts a worker child on a mission whose engine hangs,
 // SIGKILLs the child once the engine started, resumes in this process and
 // returns the owner's reconcile question.
-func crashMidEngine(t *testing.T, mode string) (*env, string, store.Wait) {
-	db := storetest.New(t, "sqlite")
+func crashMidEngine(t *testing.T, db storetest.DB, mode string) (*env, string, store.Wait) {
 	e := newEnv(t, db)
 	_, rid := e.mission(e.commandInput(mode), kernel.Budget{})
 	child := exec.Command(os.Args[0], "-test.run=^$")

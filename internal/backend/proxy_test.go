@@ -89,30 +89,33 @@ func (k *keyRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 // with the real key, which the engine never had.
 func TestProxyBudgetKillsEngine(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, storetest.New(t, "sqlite"))
-	calls := e.withProxy(t)
-	in := e.commandInput("spend")
-	in.Model = "script:spend"
-	// Each call costs $0.002 (1000 in + 1000 out at $1/MTok): two pass,
-	// the third spends the budget.
-	_, rid := e.mission(in, kernel.Budget{USD: 0.005})
-	e.start()
-	r, out := e.wait(rid, kernel.StatusBudgetExhausted)
-	if out.EngineResult.Killed != "budget" || out.Spend.Calls != 3 || math.Abs(out.Spend.USD-0.006) > 1e-9 {
-		t.Fatalf("engine result %+v spend %+v", out.EngineResult, out.Spend)
-	}
-	var u kernel.Usage
-	if err := json.Unmarshal(r.Usage, &u); err != nil {
-		t.Fatalf("run usage %s: %v", r.Usage, err)
-	}
-	if math.Abs(u.CostUSD-0.006) > 1e-9 || u.Turns != 3 || u.InputTokens != 3000 {
-		t.Fatalf("run usage %+v", u)
-	}
-	if n := calls(); n != 3 {
-		t.Fatalf("the provider saw %d calls, want 3", n)
-	}
-	spent, err := e.k.SpentToday(context.Background())
-	if err != nil || math.Abs(spent-0.006) > 1e-9 {
-		t.Fatalf("today's spend %v %v", spent, err)
-	}
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		t.Parallel()
+		e := newEnv(t, db)
+		calls := e.withProxy(t)
+		in := e.commandInput("spend")
+		in.Model = "script:spend"
+		// Each call costs $0.002 (1000 in + 1000 out at $1/MTok): two pass,
+		// the third spends the budget.
+		_, rid := e.mission(in, kernel.Budget{USD: 0.005})
+		e.start()
+		r, out := e.wait(rid, kernel.StatusBudgetExhausted)
+		if out.EngineResult.Killed != "budget" || out.Spend.Calls != 3 || math.Abs(out.Spend.USD-0.006) > 1e-9 {
+			t.Fatalf("engine result %+v spend %+v", out.EngineResult, out.Spend)
+		}
+		var u kernel.Usage
+		if err := json.Unmarshal(r.Usage, &u); err != nil {
+			t.Fatalf("run usage %s: %v", r.Usage, err)
+		}
+		if math.Abs(u.CostUSD-0.006) > 1e-9 || u.Turns != 3 || u.InputTokens != 3000 {
+			t.Fatalf("run usage %+v", u)
+		}
+		if n := calls(); n != 3 {
+			t.Fatalf("the provider saw %d calls, want 3", n)
+		}
+		spent, err := e.k.SpentToday(context.Background())
+		if err != nil || math.Abs(spent-0.006) > 1e-9 {
+			t.Fatalf("today's spend %v %v", spent, err)
+		}
+	})
 }
