@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,16 @@ type launch struct {
 	Wrap []string
 	// ExtraFiles are passed to the wrapper (the proxy's control socket).
 	ExtraFiles []*os.File
+	// Stdin, when set, replaces the request file as the engine's stdin
+	// (an adapter's tool reads its prompt from its arguments: /dev/null).
+	Stdin string
+	// Parse, when set, reads an adapter's stdout instead of ParseResult,
+	// from at most MaxOut bytes.
+	Parse  func(out []byte) (status, summary string, err error)
+	MaxOut int64
+	// OnLine, when set, sees each complete stdout line while the engine
+	// runs (live timeline events).
+	OnLine func(line []byte)
 }
 
 // EngineOutcome is how an engine execution ended, as journaled.
@@ -89,7 +100,11 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	if err := os.WriteFile(reqPath, req, 0o600); err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: write runtime request: %w", err)
 	}
-	args := []string{reqPath, outPath, errPath}
+	in := reqPath
+	if l.Stdin != "" {
+		in = l.Stdin
+	}
+	args := []string{in, outPath, errPath}
 	args = append(args, l.Env...)
 	args = append(args, "--")
 	args = append(args, l.Argv...)
@@ -97,8 +112,13 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	if len(l.Wrap) > 0 {
 		argv = append(append([]string{}, l.Wrap...), args...)
 	}
+	stopTail := func() {}
+	if l.OnLine != nil {
+		stopTail = tailLines(outPath, l.OnLine)
+	}
 	out, err := sb.Run(ctx, sandbox.Spec{Argv: argv, Workspace: l.Workspace, TmpDir: l.Dirs.TmpDir, Home: l.Dirs.Home,
 		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles})
+	stopTail()
 	if err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: run engine in the sandbox: %w", err)
 	}
@@ -115,6 +135,17 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 		return eo, nil
 	case out.OutputExceeded:
 		eo.Status, eo.Killed, eo.Summary = OutcomeKilled, "output", "the engine wrote too much to its terminal and was killed"
+		return eo, nil
+	}
+	if l.Parse != nil {
+		raw, err := readCapped(outPath, l.MaxOut)
+		if err == nil {
+			if eo.Status, eo.Summary, err = l.Parse(raw); err == nil {
+				return eo, nil
+			}
+		}
+		eo.Status, eo.Malformed = OutcomeMalformed, err.Error()
+		eo.Summary = fmt.Sprintf("the engine exited %d without a usable result: %s", out.ExitCode, err.Error())
 		return eo, nil
 	}
 	raw, err := readCapped(outPath, MaxResultBytes)
@@ -177,4 +208,52 @@ func clipLines(s string) string {
 		lines[i] = clip(l, 1000)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// tailLines follows a file the engine writes and hands each complete line
+// to fn, until the returned stop (which reads what is left).
+func tailLines(path string, fn func([]byte)) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var off int64
+		var partial []byte
+		read := func() {
+			f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				return
+			}
+			b, _ := io.ReadAll(io.LimitReader(f, 4<<20))
+			off += int64(len(b))
+			partial = append(partial, b...)
+			for {
+				i := bytes.IndexByte(partial, '\n')
+				if i < 0 {
+					break
+				}
+				fn(partial[:i])
+				partial = partial[i+1:]
+			}
+			if len(partial) > 1<<20 {
+				partial = nil // a line this long is not shown
+			}
+		}
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				read()
+			case <-done:
+				read()
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

@@ -36,6 +36,15 @@ type Deps struct {
 	// WorktreeRoot holds the worktrees this logic makes for missions whose
 	// workspace is the project itself; DefaultWorktreeRoot when empty.
 	WorktreeRoot string
+	// Getenv finds installed tools (AOS_CLAUDE_PATH); os.Getenv when nil.
+	Getenv func(string) string
+}
+
+func (d Deps) getenv(k string) string {
+	if d.Getenv != nil {
+		return d.Getenv(k)
+	}
+	return os.Getenv(k)
 }
 
 const defaultEngineTimeout = time.Hour
@@ -243,6 +252,15 @@ func (m *mission) engineArgv() ([]string, error) {
 			return nil, fmt.Errorf("engine %s is not an executable file", m.eng.Name())
 		}
 		return []string{m.eng.Path}, nil
+	case "claude":
+		p, err := claudePath(m.d.getenv)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := claudeVersion(m.rc.Context(), p); err != nil {
+			return nil, err
+		}
+		return []string{p}, nil
 	}
 	return nil, fmt.Errorf("engine %s has no adapter in this build yet", m.eng.Name())
 }
@@ -318,11 +336,27 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 		if err != nil {
 			return kernel.Outcome{}, err
 		}
-		if px, err = m.d.Proxy.start(ctx, m.meterLimits(prior), led, m.in.Model, func() { cancel(errBudgetSpent) }); err != nil {
+		onCall := func(total Spend) {
+			// Live only (watch, console): the ledger and the step's result
+			// are the record.
+			m.rc.EmitTransient("engine.model_call", map[string]any{"engine": m.eng.Name(), "calls": total.Calls, "usd": total.USD,
+				"inputTokens": total.InputTokens, "outputTokens": total.OutputTokens})
+		}
+		if px, err = m.d.Proxy.start(ctx, m.meterLimits(prior), led, onCall, func() { cancel(errBudgetSpent) }); err != nil {
 			return kernel.Outcome{}, err
 		}
 		defer px.close()
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
+	}
+	if m.eng.Kind == "claude" {
+		ln.Argv = claudeArgv(m.setup.Argv[0], m.in.Model, ln.Request)
+		ln.Env = append(ln.Env, claudeEnv...)
+		ln.Stdin, ln.Parse, ln.MaxOut = "/dev/null", claudeResult, 64<<20
+		ln.OnLine = func(line []byte) {
+			if ev, ok := claudeEvent(line); ok {
+				m.rc.EmitTransient("engine.event", ev)
+			}
+		}
 	}
 	eo, err := runEngine(ctx, m.d.Sandbox, ln)
 	if err != nil {

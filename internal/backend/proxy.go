@@ -66,6 +66,7 @@ type proxyRun struct {
 	led       *ledger
 	token     string
 	exhausted func()
+	onCall    func(total Spend)
 	book      provider.PriceBook
 	ctl       *ctlServer
 	srv       *http.Server
@@ -87,7 +88,7 @@ func (c *ProxyConfig) getenv(k string) string {
 // start serves a proxy for one engine execution until close. exhausted is
 // called (once or more) when a budget is spent; the caller kills the
 // engine.
-func (c *ProxyConfig) start(ctx context.Context, l limits, led *ledger, _ string, exhausted func()) (*proxyRun, error) {
+func (c *ProxyConfig) start(ctx context.Context, l limits, led *ledger, onCall func(total Spend), exhausted func()) (*proxyRun, error) {
 	tok := make([]byte, 24)
 	if _, err := rand.Read(tok); err != nil {
 		return nil, fmt.Errorf("backend: proxy credential: %w", err)
@@ -96,7 +97,7 @@ func (c *ProxyConfig) start(ctx context.Context, l limits, led *ledger, _ string
 	if err != nil {
 		return nil, err
 	}
-	p := &proxyRun{cfg: c, lim: l, led: led, token: "aos-run-" + hex.EncodeToString(tok), exhausted: exhausted,
+	p := &proxyRun{cfg: c, lim: l, led: led, token: "aos-run-" + hex.EncodeToString(tok), exhausted: exhausted, onCall: onCall,
 		book: provider.NewPriceBook(c.Models...), ctl: ctl, done: make(chan struct{})}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
@@ -309,7 +310,11 @@ func (p *proxyRun) charge(ctx context.Context, s Spend) {
 	if spent && p.over == "" {
 		p.over = "spent"
 	}
+	total := p.lim.prior.add(p.spend)
 	p.mu.Unlock()
+	if p.onCall != nil {
+		p.onCall(total)
+	}
 	if spent {
 		p.exhausted()
 	}
