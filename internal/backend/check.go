@@ -30,6 +30,8 @@ type CheckRecord struct {
 	Reason       string   `json:"reason,omitempty"`
 	BinarySHA256 string   `json:"binarySha256,omitempty"`
 	Files        []string `json:"files,omitempty"`
+	Version      string   `json:"version,omitempty"`
+	Spend        Spend    `json:"spend"`
 	CheckedAt    int64    `json:"checkedAt"`
 	DurationMS   int64    `json:"durationMs"`
 }
@@ -44,8 +46,25 @@ const SelfTestFile = "AOS_SELFTEST.txt"
 // base. The engine runs as a mission's would, in the sandbox with no
 // network and no model proxy.
 func SelfTest(ctx context.Context, sb Runner, engine, tmpBase string, timeout time.Duration) (CheckRecord, error) {
+	return SelfTestWith(ctx, sb, engine, tmpBase, timeout, SelfTestOptions{})
+}
+
+// SelfTestOptions give an adapter engine (claude) what it needs: a model
+// proxy and the model to ask. The self-test's model calls are metered in
+// the record, not charged to any mission.
+type SelfTestOptions struct {
+	Proxy  *ProxyConfig
+	Model  string
+	Getenv func(string) string
+	// Token is the text the engine must write; random when empty (a
+	// scripted model in tests cannot guess a random one).
+	Token string
+}
+
+// SelfTestWith is SelfTest with options for adapter engines.
+func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeout time.Duration, o SelfTestOptions) (rec CheckRecord, err error) {
 	start := time.Now()
-	rec := CheckRecord{Engine: engine, CheckedAt: start.UnixMilli()}
+	rec = CheckRecord{Engine: engine, CheckedAt: start.UnixMilli()}
 	fail := func(format string, a ...any) (CheckRecord, error) {
 		rec.Reason = fmt.Sprintf(format, a...)
 		rec.DurationMS = time.Since(start).Milliseconds()
@@ -55,10 +74,27 @@ func SelfTest(ctx context.Context, sb Runner, engine, tmpBase string, timeout ti
 	if err != nil {
 		return rec, err
 	}
-	if spec.Kind != "command" {
+	binary := spec.Path
+	switch spec.Kind {
+	case "command":
+	case "claude":
+		getenv := o.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if binary, err = claudePath(getenv); err != nil {
+			return fail("%v", err)
+		}
+		if rec.Version, err = claudeVersion(ctx, binary); err != nil {
+			return fail("%v", err)
+		}
+		if o.Proxy == nil || o.Model == "" {
+			return fail("engine claude needs a model (--model) and the model proxy for its self-test")
+		}
+	default:
 		return fail("engine %s has no adapter in this build", engine)
 	}
-	if rec.BinarySHA256, err = fileSHA256(spec.Path); err != nil {
+	if rec.BinarySHA256, err = fileSHA256(binary); err != nil {
 		return fail("engine %s: %v", engine, err)
 	}
 	dir, err := os.MkdirTemp(tmpBase, "aos-engine-check-")
@@ -97,6 +133,9 @@ func SelfTest(ctx context.Context, sb Runner, engine, tmpBase string, timeout ti
 	nonce := make([]byte, 8)
 	_, _ = rand.Read(nonce)
 	token := hex.EncodeToString(nonce)
+	if o.Token != "" {
+		token = o.Token
+	}
 	home := filepath.Join(dir, "run")
 	dirs := sandbox.RunPaths{Root: home, TmpDir: filepath.Join(home, "tmp"), Home: filepath.Join(home, "home")}
 	for _, d := range []string{dirs.Root, dirs.TmpDir, dirs.Home} {
@@ -105,9 +144,23 @@ func SelfTest(ctx context.Context, sb Runner, engine, tmpBase string, timeout ti
 		}
 	}
 	goal := fmt.Sprintf("Create the file %s at the top of the worktree containing exactly the line %s and change nothing else. Do not commit.", SelfTestFile, token)
-	eo, err := runEngine(ctx, sb, launch{Argv: []string{spec.Path}, Workspace: wt, Dirs: dirs, Network: sandbox.NetworkNone, Timeout: timeout,
+	ln := launch{Argv: []string{binary}, Workspace: wt, Dirs: dirs, Network: sandbox.NetworkNone, Timeout: timeout,
 		Request: RuntimeRequest{Schema: RequestSchema, MissionID: "selftest", Goal: goal, SuccessCriteria: []string{SelfTestFile + " contains " + token},
-			Worktree: wt, BaseCommit: base, Branch: "aos/selftest", Network: "none", VerificationPolicy: "self-test: no verification is run"}})
+			Worktree: wt, BaseCommit: base, Branch: "aos/selftest", Network: "none", VerificationPolicy: "self-test: no verification is run"}}
+	if spec.Kind == "claude" {
+		led := &ledger{path: filepath.Join(dir, "model-calls.jsonl")}
+		px, err := o.Proxy.start(ctx, limits{usd: 1, turns: 20}, led, nil, func() {})
+		if err != nil {
+			return rec, err
+		}
+		defer px.close()
+		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
+		ln.Argv = claudeArgv(binary, o.Model, ln.Request)
+		ln.Env = append(ln.Env, claudeEnv...)
+		ln.Stdin, ln.Parse, ln.MaxOut = "/dev/null", claudeResult, 64<<20
+		defer func() { rec.Spend, _ = led.total() }()
+	}
+	eo, err := runEngine(ctx, sb, ln)
 	if err != nil {
 		return rec, err
 	}
@@ -162,6 +215,8 @@ func Offered(engine string, rec CheckRecord, found bool) error {
 	if err != nil {
 		return err
 	}
+	// An adapter's tool is pinned by its version in the record; a command
+	// engine by its binary.
 	if spec.Kind == "command" {
 		sum, err := fileSHA256(spec.Path)
 		if err != nil || sum != rec.BinarySHA256 {

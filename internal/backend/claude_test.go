@@ -1,16 +1,19 @@
 package backend_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/backend"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
+	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store/storetest"
 )
 
@@ -86,4 +89,58 @@ func TestClaudeCodeEngine(t *testing.T) {
 	}
 	keys.mu.Unlock()
 	t.Logf("claude: %s; spend %+v; run usage %s", out.EngineResult.Summary, out.Spend, r.Usage)
+}
+
+// The self-test of real Claude Code: through the proxy, it creates the
+// requested file and nothing else while HEAD stays at the base.
+func TestClaudeCodeSelfTest(t *testing.T) {
+	t.Parallel()
+	path := os.Getenv("AOS_TEST_CLAUDE")
+	if path == "" {
+		var err error
+		if path, err = exec.LookPath("claude"); err != nil {
+			t.Skip("Claude Code is not installed (set AOS_TEST_CLAUDE to its binary)")
+		}
+	}
+	srv := scripttest.Start(t, `
+scripts:
+  - name: st
+    turns:
+      - tool_calls:
+          - name: Write
+            input: {file_path: "AOS_SELFTEST.txt", content: "aos-selftest-token\n"}
+      - text: "Done."
+`)
+	sb, err := sandbox.New(sandbox.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	px := &backend.ProxyConfig{Forwarder: []string{exe, backend.ForwarderArg}, Models: []provider.ModelInfo{{ID: "script:st"}},
+		Getenv: func(k string) string {
+			switch k {
+			case "ANTHROPIC_API_KEY":
+				return realKey
+			case "ANTHROPIC_BASE_URL":
+				return srv.URL()
+			}
+			return ""
+		}}
+	getenv := func(k string) string {
+		if k == "AOS_CLAUDE_PATH" {
+			return path
+		}
+		return ""
+	}
+	rec, err := backend.SelfTestWith(context.Background(), sb, "claude", t.TempDir(), time.Minute,
+		backend.SelfTestOptions{Proxy: px, Model: "script:st", Getenv: getenv, Token: "aos-selftest-token"})
+	if err != nil || !rec.Passed || rec.Spend.Calls != 2 || !strings.Contains(rec.Version, "Claude Code") {
+		t.Fatalf("self-test %+v %v", rec, err)
+	}
+	// A model that does something else fails it.
+	rec, err = backend.SelfTestWith(context.Background(), sb, "claude", t.TempDir(), time.Minute,
+		backend.SelfTestOptions{Proxy: px, Model: "script:st", Getenv: getenv, Token: "another-token"})
+	if err != nil || rec.Passed {
+		t.Fatalf("a wrong file passed: %+v %v", rec, err)
+	}
 }

@@ -76,9 +76,10 @@ func (s *session) engineCheck(ctx context.Context, engine string) (backend.Check
 func newEngineCmd(version string) *cobra.Command {
 	cmd := &cobra.Command{Use: "engine", Short: "External engines: list them, and self-test one before it may run missions (docs/ENGINES.md)"}
 	var timeoutSec int64
+	var model string
 	check := &cobra.Command{
 		Use:   "check ENGINE",
-		Short: "Self-test ENGINE (command:/abs/path): it must change a disposable worktree as asked while HEAD stays at the base; only a passed engine is offered",
+		Short: "Self-test ENGINE (command:/abs/path or claude): it must change a disposable worktree as asked while HEAD stays at the base; only a passed engine is offered",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := backend.ParseEngine(args[0]); err != nil {
@@ -93,7 +94,8 @@ func newEngineCmd(version string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rec, err := backend.SelfTest(cmd.Context(), sb, args[0], "", time.Duration(timeoutSec)*time.Second)
+			rec, err := backend.SelfTestWith(cmd.Context(), sb, args[0], "", time.Duration(timeoutSec)*time.Second,
+				backend.SelfTestOptions{Proxy: &backend.ProxyConfig{Kernel: s.k}, Model: model})
 			if err != nil {
 				return err
 			}
@@ -111,6 +113,7 @@ func newEngineCmd(version string) *cobra.Command {
 		},
 	}
 	check.Flags().Int64Var(&timeoutSec, "timeout-sec", 600, "how long the engine may take")
+	check.Flags().StringVar(&model, "model", "", "for claude: the model its self-test asks, through the metering proxy (the worker's ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)")
 	ls := &cobra.Command{
 		Use:   "ls [ENGINE...]",
 		Short: "List the built-in engine, the given command engines and the known tools, with their self-test status",
@@ -124,9 +127,12 @@ func newEngineCmd(version string) *cobra.Command {
 			fmt.Fprintln(out, "builtin\tavailable (aos's own agent loop)")
 			for _, name := range append([]string{"codex", "claude", "openclaw"}, args...) {
 				status := "no adapter in this build"
+				if name == "claude" {
+					status = "adapter built"
+				}
 				if _, err := exec.LookPath(name); err != nil && !strings.HasPrefix(name, "command:") {
 					status = "not installed; " + status
-				} else if strings.HasPrefix(name, "command:") {
+				} else if strings.HasPrefix(name, "command:") || name == "claude" {
 					rec, found, err := s.engineCheck(cmd.Context(), name)
 					switch {
 					case err != nil:

@@ -73,7 +73,7 @@ func newRunCmd(version string) *cobra.Command {
 	fl.StringVar(&f.network, "network", "none", "sandbox network: none or open")
 	fl.StringVar(&f.onAsk, "on-ask", "wait", "wait: approvals wait for the owner; deny: deny them at once (CI)")
 	fl.BoolVar(&f.json, "json", false, "print only the result envelope as JSON")
-	fl.StringVar(&f.engine, "engine", "builtin", "builtin, or an external engine: command:/abs/path (docs/ENGINES.md)")
+	fl.StringVar(&f.engine, "engine", "builtin", "builtin, or an external engine: command:/abs/path or claude (docs/ENGINES.md)")
 	fl.StringArrayVar(&f.verify, "verify", nil, "with an external engine: a verification command aos re-runs (words split on spaces; repeatable); it must match the verification allowlist")
 	fl.StringArrayVar(&f.allow, "verify-allow", nil, "with an external engine: allow verification commands starting with these words (repeatable), besides the policy's shell allow rules")
 	return cmd
