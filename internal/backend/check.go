@@ -77,19 +77,20 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 	binary := spec.Path
 	switch spec.Kind {
 	case "command":
-	case "claude":
+	case "claude", "codex":
 		getenv := o.Getenv
 		if getenv == nil {
 			getenv = os.Getenv
 		}
-		if binary, err = claudePath(getenv); err != nil {
+		a := adapters[spec.Kind]
+		if binary, err = a.toolPath(getenv); err != nil {
 			return fail("%v", err)
 		}
-		if rec.Version, err = claudeVersion(ctx, binary); err != nil {
+		if rec.Version, err = a.toolVersion(ctx, binary); err != nil {
 			return fail("%v", err)
 		}
 		if o.Proxy == nil || o.Model == "" {
-			return fail("engine claude needs a model (--model) and the model proxy for its self-test")
+			return fail("engine %s needs a model (--model) and the model proxy for its self-test", spec.Kind)
 		}
 	default:
 		return fail("engine %s has no adapter in this build", engine)
@@ -147,7 +148,7 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 	ln := launch{Argv: []string{binary}, Workspace: wt, Dirs: dirs, Network: sandbox.NetworkNone, Timeout: timeout,
 		Request: RuntimeRequest{Schema: RequestSchema, MissionID: "selftest", Goal: goal, SuccessCriteria: []string{SelfTestFile + " contains " + token},
 			Worktree: wt, BaseCommit: base, Branch: "aos/selftest", Network: "none", VerificationPolicy: "self-test: no verification is run"}}
-	if spec.Kind == "claude" {
+	if a, ok := adapters[spec.Kind]; ok {
 		led := &ledger{path: filepath.Join(dir, "model-calls.jsonl")}
 		px, err := o.Proxy.start(ctx, limits{usd: 1, turns: 20}, led, nil, func() {})
 		if err != nil {
@@ -155,9 +156,9 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 		}
 		defer px.close()
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
-		ln.Argv = claudeArgv(binary, o.Model, ln.Request)
-		ln.Env = append(ln.Env, claudeEnv...)
-		ln.Stdin, ln.Parse, ln.MaxOut = "/dev/null", claudeResult, 64<<20
+		if err := a.prepare(&ln, binary, o.Model); err != nil {
+			return rec, err
+		}
 		defer func() { rec.Spend, _ = led.total() }()
 	}
 	eo, err := runEngine(ctx, sb, ln)

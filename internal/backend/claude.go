@@ -3,15 +3,10 @@ package backend
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 )
 
 // Claude Code adapter (issue 12 §2). Facts from the installed tool
@@ -33,48 +28,6 @@ var claudeVersions = regexp.MustCompile(`^2\.1\.\d+ \(Claude Code\)$`)
 
 // ClaudeSupported is the versions the adapter supports, for messages.
 const ClaudeSupported = "2.1.x"
-
-// claudePath finds the claude executable: AOS_CLAUDE_PATH, else PATH.
-func claudePath(getenv func(string) string) (string, error) {
-	p := getenv("AOS_CLAUDE_PATH")
-	if p == "" {
-		var err error
-		if p, err = exec.LookPath("claude"); err != nil {
-			return "", fmt.Errorf("engine claude: claude is not installed (not on PATH, no AOS_CLAUDE_PATH)")
-		}
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("engine claude: %w", err)
-	}
-	abs, err := filepath.Abs(real)
-	if err != nil {
-		return "", fmt.Errorf("engine claude: %w", err)
-	}
-	return abs, nil
-}
-
-// claudeVersion runs `claude --version` and checks it is supported.
-func claudeVersion(ctx context.Context, path string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
-	home, err := os.MkdirTemp("", "aos-claude-version-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(home)
-	cmd.Env = []string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
-	out, err := cmd.Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil {
-		return "", fmt.Errorf("engine claude: %s --version failed: %v", path, err)
-	}
-	if !claudeVersions.MatchString(v) {
-		return v, fmt.Errorf("engine claude: version %q is not supported (supported: %s)", clip(v, 80), ClaudeSupported)
-	}
-	return v, nil
-}
 
 // claudePrompt is the mission as one prompt.
 func claudePrompt(r RuntimeRequest) string {

@@ -252,12 +252,13 @@ func (m *mission) engineArgv() ([]string, error) {
 			return nil, fmt.Errorf("engine %s is not an executable file", m.eng.Name())
 		}
 		return []string{m.eng.Path}, nil
-	case "claude":
-		p, err := claudePath(m.d.getenv)
+	}
+	if a, ok := adapters[m.eng.Kind]; ok {
+		p, err := a.toolPath(m.d.getenv)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := claudeVersion(m.rc.Context(), p); err != nil {
+		if _, err := a.toolVersion(m.rc.Context(), p); err != nil {
 			return nil, err
 		}
 		return []string{p}, nil
@@ -348,12 +349,12 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 		defer px.close()
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
 	}
-	if m.eng.Kind == "claude" {
-		ln.Argv = claudeArgv(m.setup.Argv[0], m.in.Model, ln.Request)
-		ln.Env = append(ln.Env, claudeEnv...)
-		ln.Stdin, ln.Parse, ln.MaxOut = "/dev/null", claudeResult, 64<<20
+	if a, ok := adapters[m.eng.Kind]; ok {
+		if err := a.prepare(&ln, m.setup.Argv[0], m.in.Model); err != nil {
+			return kernel.Outcome{}, err
+		}
 		ln.OnLine = func(line []byte) {
-			if ev, ok := claudeEvent(line); ok {
+			if ev, ok := a.event(line); ok {
 				m.rc.EmitTransient("engine.event", ev)
 			}
 		}

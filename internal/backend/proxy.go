@@ -164,6 +164,9 @@ func (p *proxyRun) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt, ok := routeOf(r.Method, r.URL.Path)
+	if ok && !rt.charged && r.Header.Get("x-api-key") == "" {
+		rt.provider = "openai" // GET /v1/models from an OpenAI client
+	}
 	if !ok {
 		proxyError(w, http.StatusNotFound, "not_found_error", "aos proxy: no such route")
 		return
