@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,7 +34,18 @@ func childWorker() int {
 	}
 	defer st.Close()
 	dir := os.Getenv("AOS_TEST_DATA")
-	k := kernel.New(st, kernel.Options{DataDir: dir, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
+	opts := kernel.Options{DataDir: dir, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond}
+	if kill := os.Getenv("AOS_TEST_KILL_AFTER_EXEC"); kill != "" {
+		// SIGKILL right after the named step's effect, before its result
+		// is journaled.
+		opts.Hooks = &kernel.Hooks{AfterExec: func(runID string, seq int) {
+			if s, err := st.GetStep(context.Background(), runID, seq); err == nil && s.Kind+"/"+s.Name == kill {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}}
+	}
+	k := kernel.New(st, opts)
 	sb, err := sandbox.New(sandbox.Config{DataDir: dir})
 	if err != nil {
 		return 2
@@ -147,4 +159,40 @@ func waitPending(t *testing.T, st store.Store, rid string) store.Wait {
 	}
 	t.Fatal("no question")
 	return store.Wait{}
+}
+
+// SIGKILL right after the governed commit was made and before it was
+// journaled: on resume the commit step's probe finds the commit (on the
+// base, with this mission's trailer) and records it instead of committing
+// again. Exactly one commit, no question.
+func TestCrashAfterCommitIsNotRepeated(t *testing.T) {
+	t.Parallel()
+	db := storetest.New(t, "sqlite")
+	e := newEnv(t, db)
+	mid, rid := e.mission(e.commandInput("edit"), kernel.Budget{})
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "AOS_TEST_CHILD=worker", "AOS_TEST_DSN="+db.DSN, "AOS_TEST_DATA="+e.dataDir, "AOS_TEST_KILL_AFTER_EXEC=git/commit")
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	err := child.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != -1 {
+		t.Fatalf("the child did not die by the kill hook: %v", err)
+	}
+	branch := "aos/" + mid[:8]
+	committed := e.hostGit(e.repo, "rev-parse", branch)
+	if committed == e.base {
+		t.Fatal("the kill came before the commit")
+	}
+	e.start()
+	_, out := e.wait(rid, kernel.StatusDone)
+	if out.Commit != committed {
+		t.Fatalf("outcome commit %s, branch had %s", out.Commit, committed)
+	}
+	if n := e.hostGit(e.repo, "rev-list", "--count", e.base+".."+branch); n != "1" {
+		t.Fatalf("%s commits on the branch, want 1", n)
+	}
 }
