@@ -183,7 +183,9 @@ func (p *proxyRun) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var price provider.Price
 	if rt.charged {
 		var known bool
-		if price, known = p.book.Lookup(head.Model); !known {
+		// A scripted model (tests, demos) without a price costs nothing,
+		// as in the built-in loop; any other unpriced model is refused.
+		if price, known = p.book.Lookup(head.Model); !known && !provider.IsScripted(head.Model) {
 			proxyError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("aos proxy: model %q has no price, so aos cannot meter it", clip(head.Model, 80)))
 			return
 		}
