@@ -37,6 +37,7 @@ type createFlags struct {
 	watch     bool
 	json      bool
 	dirty     bool // --include-uncommitted
+	engine    string
 }
 
 func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
@@ -57,7 +58,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 				return err
 			}
 			req := mission.CreateRequest{Objective: args[0], Criteria: f.criteria, ProjectID: projectID, Workspace: f.workspace,
-				Model: f.model, Effort: f.effort, Network: f.network, IncludeUncommitted: f.dirty}
+				Model: f.model, Effort: f.effort, Network: f.network, IncludeUncommitted: f.dirty, Engine: f.engine}
 			fl := cmd.Flags()
 			if fl.Changed("budget-usd") {
 				req.BudgetUSD = &f.budgetUSD
@@ -94,6 +95,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 	fl.StringVar(&f.network, "network", "", "sandbox network: none or open")
 	fl.BoolVar(&f.dirty, "include-uncommitted", false, "start from the project's HEAD plus its uncommitted changes (snapshotted; the owner's index is not touched)")
 	fl.BoolVar(&f.watch, "watch", false, "follow the mission to its end (exit code as aos mission watch)")
+	fl.StringVar(&f.engine, "engine", "", "builtin (default), or an external engine: command:/abs/path (docs/ENGINES.md)")
 	fl.BoolVar(&f.json, "json", false, "print the created mission as JSON (with --watch: the events as JSON lines)")
 	cmd.MarkFlagsMutuallyExclusive("project", "workspace")
 	return cmd

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aos-run/aos/internal/backend"
 	"io"
 	"log/slog"
 	"os"
@@ -46,6 +47,7 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		NewDevCmd(),
 		NewSandboxCmd(),
 		newRunCmd(version),
+		newEngineCmd(version),
 		newResumeCmd(version),
 		newDemoCmd(version),
 		e.newWaitsCmd(),
@@ -75,6 +77,10 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 // Execute runs the command tree and returns the process exit code. Errors
 // print as one line on stderr.
 func Execute(version string) int {
+	if len(os.Args) > 1 && os.Args[1] == backend.ForwarderArg {
+		// The in-sandbox half of an external engine's model proxy.
+		return backend.ForwarderMain(os.Args[2:])
+	}
 	return execute(context.Background(), NewRootCmd(version), os.Stderr)
 }
 

@@ -35,6 +35,9 @@ type runFlags struct {
 	onAsk     string
 	json      bool
 	dirty     bool // --include-uncommitted
+	engine    string
+	verify    []string
+	allow     []string
 }
 
 func newRunCmd(version string) *cobra.Command {
@@ -74,6 +77,9 @@ func newRunCmd(version string) *cobra.Command {
 	fl.StringVar(&f.onAsk, "on-ask", "wait", "wait: approvals wait for the owner; deny: deny them at once (CI)")
 	fl.BoolVar(&f.json, "json", false, "print JSON Lines: {\"missionId\": …} first, the result envelope last")
 	fl.BoolVar(&f.dirty, "include-uncommitted", false, "start from HEAD plus the project's uncommitted changes (snapshotted; your index is not touched)")
+	fl.StringVar(&f.engine, "engine", "builtin", "builtin, or an external engine: command:/abs/path or claude (docs/ENGINES.md)")
+	fl.StringArrayVar(&f.verify, "verify", nil, "with an external engine: a verification command aos re-runs (words split on spaces; repeatable); it must match the verification allowlist")
+	fl.StringArrayVar(&f.allow, "verify-allow", nil, "with an external engine: allow verification commands starting with these words (repeatable), besides the policy's shell allow rules")
 	return cmd
 }
 
@@ -88,6 +94,9 @@ func (s *session) create(ctx context.Context, f runFlags, objective string) (str
 			return "", &exitError{code: 1, msg: ge.Msg}
 		}
 		return "", &exitError{code: 1, msg: fmt.Sprintf("project %s: %v", f.project, err)}
+	}
+	if f.engine != "" && f.engine != "builtin" {
+		return s.createExternal(ctx, f, objective, dir)
 	}
 	in := engine.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Model: f.model, Effort: f.effort, Network: f.network,
 		IncludeUncommitted: f.dirty}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aos-run/aos/internal/backend"
 	"io"
 	"log/slog"
 	"os"
@@ -101,6 +102,8 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
 	logics[engine.LocalLogicName] = logics[engine.LogicName] // aos run's own missions
+	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, sb, nil))
+	logics[backend.LocalLogicName] = logics[backend.LogicName] // aos run --engine
 
 	wctx, stopWorker := context.WithCancel(context.Background())
 	workerDone := make(chan error, 1)

@@ -31,6 +31,10 @@ var rules = []struct {
 	{pkg: "internal/provider", forbidden: []string{"internal/kernel", "internal/store", "internal/engine", "internal/tool", "internal/policy", "internal/cli", "internal/api"}},
 	{pkg: "internal/tool", forbidden: []string{"internal/kernel", "internal/store", "internal/engine", "internal/provider", "internal/cli", "internal/api"}},
 	{pkg: "internal/config", onlyOwn: true},
+	// External engines are kernel logic beside the built-in loop, below
+	// every front end.
+	{pkg: "internal/backend", forbidden: []string{"internal/engine", "internal/api", "internal/cli", "internal/mission", "internal/worker",
+		"internal/console", "internal/store"}},
 	// Host git's one hardened runner depends on nothing of ours.
 	{pkg: "internal/gitx", onlyOwn: true},
 	// Owner security rests on the store alone; front ends call it.

@@ -48,6 +48,12 @@ type CreateRequest struct {
 	MaxTurns           *int     `json:"maxTurns,omitempty"`
 	MaxWallSec         *int64   `json:"maxWallSec,omitempty"`
 	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
+	// Engine is builtin (the default) or an external engine,
+	// command:/abs/path (docs/ENGINES.md).
+	Engine string `json:"engine,omitempty"`
+	// Verify are verification commands (argv) aos re-runs for an external
+	// engine's work, if the verification allowlist allows them.
+	Verify [][]string `json:"verify,omitempty"`
 	// IncludeUncommitted starts the mission from the project's uncommitted
 	// changes (tracked and untracked, .gitignore respected) as well as its
 	// HEAD: they are snapshotted into a commit without touching the
@@ -132,6 +138,9 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	ws, err := s.confine(req.Workspace)
 	if err != nil {
 		return Mission{}, err
+	}
+	if req.Engine != "" && req.Engine != "builtin" {
+		return s.createExternal(ctx, actor, req, ws)
 	}
 	in := engine.Input{Objective: req.Objective, Criteria: req.Criteria, Boundaries: req.Boundaries, Workspace: ws, ProjectID: req.ProjectID,
 		Model: req.Model, Effort: req.Effort, Network: req.Network, ApprovalTimeoutSec: req.ApprovalTimeoutSec, IncludeUncommitted: req.IncludeUncommitted}
