@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/aos-run/aos/internal/hostconfig"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 	// CloneTimeout bounds a project clone; 10 minutes by default.
 	CloneTimeout time.Duration
+	// HostConfig gives each project's configuration files (.aos/config.yaml
+	// and the user-local file), latest valid revision; nil reads none.
+	HostConfig *hostconfig.Registry
 }
 
 // Service is the mission service over one kernel. It is safe for concurrent
