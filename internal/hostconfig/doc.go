@@ -14,5 +14,6 @@
 // a route of targets, with no side effect.
 //
 // Environment variables (AOS_DATA_DIR, …) are package config's. This
-// package imports nothing of aos's.
+// package imports only termtext of aos's: values must hold no control
+// characters, and errors are safe to print.
 package hostconfig

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/aos-run/aos/internal/termtext"
 )
 
 // MaxFileSize bounds a configuration file.
@@ -29,14 +31,14 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("hostconfig: ")
-	b.WriteString(e.File)
+	b.WriteString(termtext.Line(e.File))
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
 	if e.Field != "" {
-		b.WriteString(": " + e.Field)
+		b.WriteString(": " + termtext.Line(e.Field))
 	}
-	b.WriteString(": " + e.Msg)
+	b.WriteString(": " + termtext.Line(e.Msg))
 	return b.String()
 }
 
@@ -232,8 +234,8 @@ func (c *checker) absPath(field string, v string) {
 }
 
 func (c *checker) text(field, v string) {
-	if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "\n\r\x00") || len(v) > 1000 {
-		c.fail(field, "must be one non-empty line of at most 1000 bytes")
+	if strings.TrimSpace(v) == "" || termtext.Controls(v) || strings.ContainsAny(v, "\n\r\t") || len(v) > 1000 {
+		c.fail(field, "must be one non-empty line of at most 1000 bytes, without control or format characters")
 	}
 }
 
