@@ -118,3 +118,48 @@ func TestRouteFailover(t *testing.T) {
 		})
 	}
 }
+
+// TestRouteReplay: a run that failed over waits for the owner, its worker
+// stops, and a new worker replays the journal: the route is rebuilt from
+// the journaled results (same targets, no non-determinism error), and the
+// failed target is not called again.
+func TestRouteReplay(t *testing.T) {
+	db := storetest.New(t, "sqlite")
+	e := newEnv(t, db, routeScripts+`
+  - name: ask
+    turns:
+      - tool_calls: [{name: shell, input: {command: "echo hello", timeoutSec: 10}}]
+      - expect: [{last_tool_result_contains: "hello"}]
+        tool_calls:
+          - {name: finish, input: {status: partial, summary: "after the replay", evidence: [], openQuestions: []}}
+`)
+	stop := e.start()
+	rid := e.mission(engine.Input{Objective: "x", Criteria: []string{"c"}, Model: "script:quota", Network: "open",
+		Route: &engine.Route{Fallbacks: []string{"script:ask"}, FailoverOn: []string{"quota"}}})
+	w := e.pendingWait(rid)
+	stop()
+	quotaCalls := len(e.srv.Requests())
+	e.start()
+	if _, err := e.k.ResolveWait(context.Background(), w.ID, map[string]any{"approved": true}, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.wait(rid, kernel.StatusPartial, kernel.StatusBlocked, kernel.StatusFailed)
+	if r.Status != kernel.StatusPartial {
+		t.Fatalf("run %s: %s %s", r.Status, r.Error, r.Result)
+	}
+	if out := outcomeOf(t, r.Result); len(out.Route) != 1 || out.Route[0].To != "script:ask" {
+		t.Fatalf("run %s (%s) route %+v", r.Status, r.Error, out.Route)
+	}
+	var targets []string
+	for _, c := range modelCalls(t, e, rid) {
+		targets = append(targets, c["target"].(string))
+	}
+	if strings.Join(targets, " ") != "script:quota script:ask script:ask" {
+		t.Fatalf("model calls went to %v", targets)
+	}
+	for _, rq := range e.srv.Requests()[quotaCalls:] {
+		if strings.Contains(string(rq.Body), `"script:quota"`) {
+			t.Fatal("the failed target was called again after the replay")
+		}
+	}
+}
