@@ -54,3 +54,22 @@ func (s *Service) applyHostConfig(in *engine.Input, b *kernel.Budget, req Create
 	in.ConfigRevision = snap.Revision
 	return nil
 }
+
+// ProjectConfig returns the effective configuration (latest valid
+// revision) of the project at dir, for the front ends and the external
+// engines' verification allowlist (Verification.Allow). ok is false when
+// the service reads no configuration files.
+func (s *Service) ProjectConfig(dir, projectID string) (eff hostconfig.Effective, ok bool, err error) {
+	if s.opts.HostConfig == nil {
+		return hostconfig.Effective{}, false, nil
+	}
+	ws, err := s.confine(dir)
+	if err != nil {
+		return hostconfig.Effective{}, false, err
+	}
+	snap, err := s.opts.HostConfig.Snapshot(ws)
+	if err != nil {
+		return hostconfig.Effective{}, false, invalid("the project's configuration: %v", err)
+	}
+	return snap.Effective(projectID), true, nil
+}

@@ -122,6 +122,9 @@ selection:
 		t.Fatalf("the pinned mission changed: %+v", pinned)
 	}
 
+	if eff, ok, err := svc.ProjectConfig(repo, ""); err != nil || !ok || eff.Revision != snapB.Revision || *eff.Defaults.Effort != "high" {
+		t.Fatalf("ProjectConfig = %v %v %v", eff.Revision, ok, err)
+	}
 	// An invalid change: the last valid revision stays in use.
 	writeFile(t, repoFile, repoYAML+"token: abc\n")
 	poll(t, "invalid file seen", func() bool { return reg.LastError(repo) != nil })
