@@ -28,9 +28,13 @@ const BlockerRouteExhausted = "route_exhausted"
 // the failure classes that fail over, and the model stage's failure
 // budget.
 type Route struct {
-	RuleID     string   `json:"ruleId,omitempty"`
-	Fallbacks  []string `json:"fallbacks,omitempty"`
-	FailoverOn []string `json:"failoverOn,omitempty"`
+	RuleID string `json:"ruleId,omitempty"`
+	// Reason and PolicyRevision record why the route was selected and
+	// from which selection policy (hostconfig.Decision).
+	Reason         string   `json:"reason,omitempty"`
+	PolicyRevision string   `json:"policyRevision,omitempty"`
+	Fallbacks      []string `json:"fallbacks,omitempty"`
+	FailoverOn     []string `json:"failoverOn,omitempty"`
 	// FailureBudget is how many failed model calls the run may take
 	// before it ends blocked with failure_budget_exhausted; 0 is no limit.
 	FailureBudget int `json:"failureBudget,omitempty"`

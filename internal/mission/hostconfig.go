@@ -48,7 +48,7 @@ func (s *Service) applyHostConfig(in *engine.Input, b *kernel.Budget, req Create
 	if ms := dec.Models(); len(ms) > 0 {
 		in.Model = ms[0]
 		if dec.RuleID != "" {
-			in.Route = &engine.Route{RuleID: dec.RuleID, Fallbacks: ms[1:], FailoverOn: dec.FailoverOn, FailureBudget: dec.FailureBudgets[hostconfig.StageModel]}
+			in.Route = &engine.Route{RuleID: dec.RuleID, Reason: dec.Reason, PolicyRevision: dec.PolicyRevision, Fallbacks: ms[1:], FailoverOn: dec.FailoverOn, FailureBudget: dec.FailureBudgets[hostconfig.StageModel]}
 		}
 	}
 	in.ConfigRevision = snap.Revision

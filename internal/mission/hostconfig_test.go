@@ -98,7 +98,7 @@ selection:
 	if in1.Model != "m-repo" || in1.Effort != "high" || b1.USD != 1.25 || b1.Turns != 7 || in1.ConfigRevision != snapA.Revision {
 		t.Fatalf("config defaults: model %s effort %s budget %+v revision %s (want %s)", in1.Model, in1.Effort, b1, in1.ConfigRevision, snapA.Revision)
 	}
-	if r := in1.Route; r == nil || r.RuleID != "main" || strings.Join(r.Fallbacks, ",") != "m-spare" || r.FailureBudget != 3 || r.FailoverOn[0] != "quota" {
+	if r := in1.Route; r == nil || r.RuleID != "main" || strings.Join(r.Fallbacks, ",") != "m-spare" || r.FailureBudget != 3 || r.FailoverOn[0] != "quota" || r.PolicyRevision == "" || !strings.Contains(r.Reason, "rule main") {
 		t.Fatalf("route %+v", in1.Route)
 	}
 	_, in2, b2 := create(mission.CreateRequest{Model: "m-explicit", Effort: "max", BudgetUSD: ptr(2.0)})
