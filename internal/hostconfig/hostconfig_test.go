@@ -399,3 +399,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkLoadEffectiveSelect(b *testing.B) {
+	root := filepath.Join(b.TempDir(), "proj")
+	if err := os.MkdirAll(filepath.Join(root, ".aos"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, hostconfig.RepoPath), []byte(repoYAML), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	user := filepath.Join(b.TempDir(), "config.yaml")
+	for b.Loop() {
+		s, err := hostconfig.Load(root, user)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Effective("").Select(hostconfig.SelectRequest{})
+	}
+}
