@@ -56,8 +56,13 @@ func NewServerCmd(version string) *cobra.Command {
 			// it stops while none is open, so a short event poll costs one
 			// small query per 10 ms only while someone is watching.
 			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, EventPoll: 10 * time.Millisecond})
+			hc, err := startHostConfig(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer hc.Close()
 			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Version: version, Getenv: os.Getenv, Logger: log,
-				AllowPrivateClones: os.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1"})
+				AllowPrivateClones: os.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1", HostConfig: hc})
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w", addr, err)

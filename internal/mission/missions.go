@@ -29,8 +29,9 @@ const (
 	DefaultMaxTurns  = 100
 )
 
-// CreateRequest asks for a new mission. Omitted model, effort and budgets
-// take the defaults from settings.
+// CreateRequest asks for a new mission. Omitted model, effort, network and
+// budgets take the defaults from the project's configuration files, then
+// from settings (see applyHostConfig).
 type CreateRequest struct {
 	Title      string   `json:"title,omitempty"`
 	Objective  string   `json:"objective"`
@@ -146,6 +147,9 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 		Model: req.Model, Effort: req.Effort, Network: req.Network, ApprovalTimeoutSec: req.ApprovalTimeoutSec, IncludeUncommitted: req.IncludeUncommitted}
 	b := kernel.Budget{USD: DefaultBudgetUSD, Turns: DefaultMaxTurns}
 	if err := s.applyDefaults(ctx, &in, &b); err != nil {
+		return Mission{}, err
+	}
+	if err := s.applyHostConfig(&in, &b, req); err != nil {
 		return Mission{}, err
 	}
 	if req.BudgetUSD != nil {

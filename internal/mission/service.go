@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/aos-run/aos/internal/hostconfig"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 )
@@ -48,6 +49,9 @@ type Options struct {
 	// the probe but does not answer in time is given the benefit of the
 	// doubt.
 	ModelCheckTimeout time.Duration
+	// HostConfig gives each project's configuration files (.aos/config.yaml
+	// and the user-local file), latest valid revision; nil reads none.
+	HostConfig *hostconfig.Registry
 }
 
 // Service is the mission service over one kernel. It is safe for concurrent
