@@ -1,0 +1,284 @@
+// The web console in real Chromium against a real `aos up` (server and
+// worker as separate processes, SQLite) and the scripted model server: no
+// mock API. Run with `npm run test:e2e` (scripts/console-test.sh builds the
+// binary and sets AOS_BIN). Screenshots go to web/test-results/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const shots = join(here, '..', 'test-results');
+const BIN = process.env.AOS_BIN;
+const CHROMIUM = process.env.AOS_CHROMIUM || ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find(existsSync);
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+const PASSWORD = 'correct horse battery staple';
+
+const procs = [];
+let tmp, base, browser, hostileHits = 0, hostile, session, missionURL;
+
+// totp is RFC 6238 (SHA-1, 30 s, 6 digits), as an authenticator app computes it.
+function totp(secretB32, at = Date.now()) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const ch of secretB32.replace(/=+$/, '').toUpperCase()) bits += alphabet.indexOf(ch).toString(2).padStart(5, '0');
+  const key = Buffer.alloc(Math.floor(bits.length / 8));
+  for (let i = 0; i < key.length; i++) key[i] = parseInt(bits.slice(i * 8, i * 8 + 8), 2);
+  const msg = Buffer.alloc(8);
+  msg.writeBigUInt64BE(BigInt(Math.floor(at / 1000 / 30)));
+  const h = createHmac('sha1', key).update(msg).digest();
+  const off = h[h.length - 1] & 15;
+  return String((h.readUInt32BE(off) & 0x7fffffff) % 1000000).padStart(6, '0');
+}
+
+// startProc runs a command and resolves the first match of re in its output.
+function startProc(args, env, re, what) {
+  const p = spawn(BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  procs.push(p);
+  let seen = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no ${re} within 30 s:\n${seen}`)), 30000);
+    const on = (b) => {
+      seen += b.toString();
+      const m = seen.match(re);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    p.stdout.on('data', on);
+    p.stderr.on('data', on);
+    p.on('exit', (code) => reject(new Error(`${what} exited ${code}:\n${seen}`)));
+  });
+}
+
+async function waitFor(f, what, ms = 30000) {
+  const end = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      last = await f();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${last}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// watch records CSP violations, console errors and page errors of a page.
+async function watch(page, bad) {
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') bad.push(`${page.url()}: console error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => bad.push(`${page.url()}: page error: ${e.message}`));
+}
+
+async function shoot(page, name) {
+  for (const scheme of ['light', 'dark']) {
+    await page.evaluate((s) => {
+      document.documentElement.setAttribute('data-theme', s);
+    }, scheme);
+    await page.screenshot({ path: join(shots, `${name}-${scheme}.png`), fullPage: true });
+  }
+  await page.evaluate(() => {
+    const t = localStorage.getItem('aos.theme') || 'light';
+    if (t === 'system') document.documentElement.removeAttribute('data-theme');
+    else document.documentElement.setAttribute('data-theme', t);
+  });
+}
+
+before(async () => {
+  assert.ok(BIN && existsSync(BIN), 'AOS_BIN must name a built aos binary (scripts/console-test.sh builds it)');
+  assert.ok(CHROMIUM, 'Chromium not found: apt-get install chromium (or set AOS_CHROMIUM)');
+  mkdirSync(shots, { recursive: true });
+  tmp = mkdtempSync(join(tmpdir(), 'aos-console-'));
+  hostile = createServer((_, res) => {
+    hostileHits++;
+    res.end('x');
+  });
+  await new Promise((r) => hostile.listen(0, '127.0.0.1', r));
+  const script = readFileSync(join(here, 'console.script.yaml'), 'utf8').replace('HOSTILE_PORT', String(hostile.address().port));
+  writeFileSync(join(tmp, 'console.yaml'), script);
+  const env = { PATH: process.env.PATH, HOME: join(tmp, 'home'), AOS_LOG_LEVEL: 'warn' };
+  mkdirSync(env.HOME);
+  const [modelURL] = await startProc(['dev', 'model-server', '--script', join(tmp, 'console.yaml')], env, /http:\/\/127\.0\.0\.1:\d+/, 'model server');
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  base = `http://127.0.0.1:${port}`;
+  mkdirSync(join(tmp, 'root'));
+  Object.assign(env, { AOS_DATA_DIR: join(tmp, 'data'), AOS_ADDR: `127.0.0.1:${port}`, AOS_WORKSPACE_ROOT: join(tmp, 'root'), ANTHROPIC_BASE_URL: modelURL });
+  const up = startProc(['up'], env, /setup token: (aos_setup_\S+)/, 'aos up');
+  process.env.SETUP_TOKEN = (await up)[1];
+  await waitFor(async () => (await fetch(base + '/api/v1/health')).ok, 'the server');
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const p of procs) p.kill('SIGINT');
+  await Promise.all(procs.map((p) => (p.exitCode === null ? new Promise((r) => p.on('exit', r)) : null)));
+  hostile?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+test('the owner sets up, logs in, runs a mission and approves it from Home on a phone', async () => {
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+
+  // Headers on the document and on a hashed asset.
+  const doc = await fetch(base + '/home/');
+  const csp = doc.headers.get('content-security-policy');
+  for (const d of ["script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'", "object-src 'none'"]) assert.ok(csp.includes(d), `CSP lacks ${d}: ${csp}`);
+  assert.ok(!/unsafe-(inline|eval)/.test(csp), csp);
+  assert.equal(doc.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(doc.headers.get('referrer-policy'), 'no-referrer');
+  assert.equal(doc.headers.get('cache-control'), 'no-cache');
+  const asset = (await doc.text()).match(/\/assets\/[^"]+\.js/)[0];
+  assert.match((await fetch(base + asset)).headers.get('cache-control'), /immutable/);
+
+  // First run: / sends to Home, which sends to setup.
+  await page.goto(base + '/');
+  await page.waitForURL('**/setup/');
+  await shoot(page, 'setup-phone');
+  await page.fill('#setup-token', process.env.SETUP_TOKEN);
+  await page.click('button[type=submit]');
+  const secret = (await page.textContent('[data-testid=totp-secret]')).trim();
+  assert.match(secret, /^[A-Z2-7]+=*$/);
+  assert.equal(await page.locator('svg.qr path').count(), 1, 'the QR code is drawn locally');
+  await shoot(page, 'setup-totp-phone');
+  await page.fill('#password', PASSWORD);
+  await page.fill('#password2', PASSWORD);
+  await page.fill('#totp', totp(secret));
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/home/');
+  await page.getByText('Nothing needs you right now.').waitFor();
+
+  // Log out, and in again with password + TOTP. The code of the current
+  // step was used by setup and is not accepted twice; the next step's
+  // code is (±1 step).
+  await page.click('text=Log out');
+  await page.waitForURL('**/login/**');
+  await shoot(page, 'login-phone');
+  await page.fill('#password', PASSWORD);
+  await page.fill('#totp', '000000');
+  const mark = bad.length;
+  await page.click('button[type=submit]');
+  await page.getByRole('alert').waitFor();
+  // The browser logs the refused login's 401 itself: expected, and only that.
+  const refused = bad.splice(mark);
+  assert.ok(refused.every((b) => /status of 401/.test(b)), refused.join('\n'));
+  await page.fill('#totp', totp(secret, Date.now() + 30000));
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/home/');
+
+  // A project to work in (the projects page is not built yet: the API).
+  const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+  const pr = await page.request.post(base + '/api/v1/projects', { headers: { 'X-CSRF-Token': csrf, Origin: base }, data: { name: 'demo', path: 'demo', mode: 'init' } });
+  assert.equal(pr.status(), 201, await pr.text());
+
+  // Create a mission from the dialog.
+  await page.click('nav >> text=Missions');
+  await page.waitForURL('**/missions/');
+  await page.click('text=New mission');
+  await page.fill('#objective', 'Print the report');
+  await page.fill('#criteria', 'the report is printed');
+  await page.fill('#model', 'script:console');
+  await page.fill('#budget', '0.5');
+  await page.check('input.check');
+  await shoot(page, 'create-phone');
+  await page.click('text=Start the mission');
+  await page.waitForURL('**/mission/?id=*');
+  missionURL = page.url();
+
+  // The turn streams in, then the approval shows inline.
+  await page.getByTestId('streaming').waitFor({ timeout: 30000 });
+  await page.getByTestId('wait').waitFor({ timeout: 30000 });
+  await shoot(page, 'mission-waiting-phone');
+
+  // Approve from Home, at 390 px.
+  await page.click('nav >> text=Home');
+  await page.waitForURL('**/home/');
+  const card = page.getByTestId('wait');
+  await card.waitFor();
+  assert.match(await card.textContent(), /shell/);
+  await shoot(page, 'home-approval-phone');
+  await card.getByRole('button', { name: 'Approve', exact: true }).click();
+  await page.getByText('Nothing needs you right now.').waitFor();
+
+  // The mission goes on and ends; the tool call shows, collapsed.
+  await page.goto(missionURL);
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'partial', 'the mission to end', 60000);
+  const tool = page.getByTestId('tool-call').first();
+  await tool.waitFor();
+  assert.equal(await tool.locator('details').getAttribute('open'), null, 'tool calls start collapsed');
+  await tool.locator('summary').click();
+  const out = await tool.getByTestId('tool-output').textContent();
+
+  // The hostile output is inert text: no element, no link, no request, no ANSI.
+  assert.match(out, /<img src="http:\/\/127\.0\.0\.1:\d+\/pixel\.png"/);
+  assert.match(out, /RED-ALERT/);
+  assert.ok(!out.includes('\u001b') && !out.includes('[31m'), `ANSI left in ${JSON.stringify(out)}`);
+  const tl = page.getByTestId('timeline');
+  assert.equal(await tl.locator('img, script, iframe, object').count(), 0);
+  assert.equal(await tl.locator('a[href^="javascript:"], a[href^="http"]').count(), 0, 'no link from tool output');
+  assert.notEqual(await page.title(), '1');
+  assert.equal(hostileHits, 0, 'the hostile image was fetched');
+  assert.match(await tl.textContent(), /The report printed\. Finishing\./);
+  await shoot(page, 'mission-done-phone');
+
+  assert.deepEqual(bad, []);
+  session = await ctx.storageState();
+  await ctx.close();
+});
+
+test('every route is CSP-clean at phone and desktop width; the theme switch holds', async () => {
+  assert.ok(session && missionURL, 'needs the first test');
+  for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
+    const bad = [];
+    const ctx = await browser.newContext({ viewport, storageState: session });
+    const page = await ctx.newPage();
+    await watch(page, bad);
+    for (const [name, path, ready] of [
+      ['home', '/home/', 'text=Today\'s spend'],
+      ['missions', '/missions/', 'text=Print the report'],
+      ['mission', missionURL.slice(base.length), '[data-testid=tool-call]'],
+      ['approvals', '/approvals/', 'text=Nothing is waiting for you.'],
+      ['other', '/spend/', 'text=Not here yet'],
+    ]) {
+      await page.goto(base + path);
+      await page.locator(ready).first().waitFor();
+      await shoot(page, `${name}-${label}`);
+    }
+    // The theme switch: dark sticks across a reload.
+    await page.goto(base + '/home/');
+    await page.selectOption('#theme', 'dark');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    await page.reload();
+    await page.locator('text=Today\'s spend').waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, 'rgb(12, 10, 9)');
+    // Log out last, on desktop: the login page is checked too.
+    if (label === 'desktop') {
+      await page.click('text=Log out');
+      await page.locator('#password').waitFor();
+    }
+    assert.deepEqual(bad, [], `${label}: CSP violations or console errors`);
+    await ctx.close();
+  }
+});
