@@ -112,10 +112,12 @@ before(async () => {
   });
   await new Promise((r) => hostile.listen(0, '127.0.0.1', r));
   const script = readFileSync(join(here, 'console.script.yaml'), 'utf8').replace('HOSTILE_PORT', String(hostile.address().port));
-  writeFileSync(join(tmp, 'console.yaml'), script);
+  mkdirSync(join(tmp, 'scripts'));
+  writeFileSync(join(tmp, 'scripts', 'console.yaml'), script);
+  writeFileSync(join(tmp, 'scripts', 'question.yaml'), readFileSync(join(here, 'question.script.yaml')));
   const env = { PATH: process.env.PATH, HOME: join(tmp, 'home'), AOS_LOG_LEVEL: 'warn' };
   mkdirSync(env.HOME);
-  const [modelURL] = await startProc(['dev', 'model-server', '--script', join(tmp, 'console.yaml')], env, /http:\/\/127\.0\.0\.1:\d+/, 'model server');
+  const [modelURL] = await startProc(['dev', 'model-server', '--script', join(tmp, 'scripts')], env, /http:\/\/127\.0\.0\.1:\d+/, 'model server');
   const port = 20000 + Math.floor(Math.random() * 20000);
   base = `http://127.0.0.1:${port}`;
   mkdirSync(join(tmp, 'root'));
@@ -239,10 +241,43 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   assert.notEqual(await page.title(), '1');
   assert.equal(hostileHits, 0, 'the hostile image was fetched');
   assert.match(await tl.textContent(), /The report printed\. Finishing\./);
+  assert.match(await tl.textContent(), /approved/);
+  assert.match(await page.getByTestId('policy-decision').first().textContent(), /policy: allow shell \(owner\)/);
   await shoot(page, 'mission-done-phone');
 
   assert.deepEqual(bad, []);
   session = await ctx.storageState();
+  await ctx.close();
+});
+
+test('a question is answered, a steering message sent, and the mission cancelled', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, storageState: session });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  await page.goto(base + '/missions/');
+  await page.click('text=New mission');
+  await page.fill('#objective', 'Pick a colour');
+  await page.fill('#model', 'script:question');
+  await page.click('text=Start the mission');
+  await page.waitForURL('**/mission/?id=*');
+  const q = page.getByTestId('wait');
+  await q.waitFor({ timeout: 30000 });
+  assert.match(await q.textContent(), /Which colour should the button be\?/);
+  await shoot(page, 'question-phone');
+  await q.getByRole('button', { name: 'amber' }).click();
+  const tl = page.getByTestId('timeline');
+  await tl.getByText('you answered: amber').waitFor();
+  await page.getByTestId('streaming').getByText('Amber it is.').waitFor({ timeout: 30000 });
+  await page.fill('#steer', 'Please keep it short.');
+  await page.click('button:has-text("Send")');
+  await page.getByTestId('sent-message').getByText('Please keep it short.').waitFor();
+  await page.click('text=Cancel the mission');
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'cancelled', 'the mission to be cancelled', 30000);
+  await page.getByRole('button', { name: 'Retry' }).waitFor();
+  await shoot(page, 'mission-cancelled-phone');
+  assert.deepEqual(bad, []);
   await ctx.close();
 });
 

@@ -14,17 +14,17 @@ import { BudgetBar } from './home';
 const ENDED = new Set(['done', 'partial', 'blocked', 'failed', 'budget_exhausted', 'cancelled']);
 const HIDDEN = new Set(['setup', 'policy', 'now', 'uuid']);
 
+/** consumed lists the ids of steering messages the run has read. */
+function consumed(steps: Step[]): Set<number> {
+  const ids = new Set<number>();
+  for (const s of steps) if (s.kind === 'owner_messages' && Array.isArray(s.result?.messages)) for (const m of s.result.messages) ids.add(Number(m.id));
+  return ids;
+}
+
 interface Live {
   turn: number;
   text: string;
   thinking: string;
-}
-interface Decision {
-  key: string;
-  tool: string;
-  decision: string;
-  reason: string;
-  source: string;
 }
 
 async function allSteps(runId: string): Promise<Step[]> {
@@ -44,8 +44,7 @@ export function MissionPage({ id }: { id: string }) {
   const [steps, setSteps] = useState<Map<number, Step>>(new Map());
   const [waits, setWaits] = useState<Wait[]>([]);
   const [live, setLive] = useState<Live | null>(null);
-  const [decisions, setDecisions] = useState<Decision[]>([]);
-  const [messages, setMessages] = useState<{ key: string; text: string }[]>([]);
+  const [messages, setMessages] = useState<{ id: number; text: string }[]>([]);
   const [err, setErr] = useState('');
   const rootRef = useRef('');
 
@@ -114,19 +113,15 @@ export function MissionPage({ id }: { id: string }) {
           if (p.truncated) reload(); // the event left the body out: read it over REST
           break;
         }
-        case 'policy.decision': {
-          const p = e.payload ?? {};
-          setDecisions((ds) => [...ds, { key: `${e.createdAt}-${p.callId}-${ds.length}`, tool: clean(p.tool), decision: clean(p.decision), reason: clean(p.reason), source: clean(p.source) }]);
-          break;
-        }
         case 'owner.message':
-          setMessages((ms) => [...ms, { key: String(e.id), text: clean(e.payload?.text) }]);
+          // Shown as "sent" until the run reads it (an owner_messages step).
+          setMessages((ms) => (ms.some((m) => m.id === e.payload?.id) ? ms : [...ms, { id: Number(e.payload?.id), text: clean(e.payload?.text) }]));
           break;
         case 'run.usage':
           if (typeof e.payload?.missionSpentUsd === 'number') setMission((m) => (m ? { ...m, spentUsd: e.payload.missionSpentUsd } : m));
           break;
         default:
-          if (e.kind.startsWith('wait.') || e.kind.startsWith('run.')) reload();
+          if (e.kind.startsWith('wait.') || e.kind === 'policy.decision' || (e.kind.startsWith('run.') && e.kind !== 'run.usage')) reload();
       }
     });
     void load();
@@ -142,6 +137,7 @@ export function MissionPage({ id }: { id: string }) {
   const ended = ENDED.has(mission.status);
   const budget = run?.budget?.usd ?? Number(mission.spec?.budgetUsd ?? 0);
   const ordered = [...steps.values()].sort((a, b) => a.seq - b.seq);
+  const read = consumed(ordered);
 
   return (
     <section>
@@ -188,17 +184,10 @@ export function MissionPage({ id }: { id: string }) {
         {ordered.filter((s) => !HIDDEN.has(s.kind)).map((s) => (
           <StepItem key={s.seq} step={s} ended={ended} allSteps={ordered} />
         ))}
-        {messages.map((m) => (
-          <li key={m.key}>
-            <div class="who">You</div>
+        {messages.filter((m) => !read.has(m.id)).map((m) => (
+          <li key={`msg-${m.id}`} data-testid="sent-message">
+            <div class="who">You · sent</div>
             <div class="text">{m.text}</div>
-          </li>
-        ))}
-        {decisions.map((d) => (
-          <li key={d.key}>
-            <span class="tag">
-              policy: {d.decision} {d.tool} ({d.source}){d.reason ? ` — ${d.reason}` : ''}
-            </span>
           </li>
         ))}
         {live && (live.text || live.thinking) && (
@@ -310,9 +299,21 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
       </li>
     );
   }
+  if (step.kind === 'emit') {
+    if (step.name !== 'policy.decision') return null;
+    const d = step.request ?? {};
+    return (
+      <li data-testid="policy-decision">
+        <span class={d.decision === 'deny' ? 'tag bad' : 'tag'}>
+          policy: {clean(d.decision)} {clean(d.tool)} ({clean(d.source)}){d.reason ? ` — ${clean(d.reason)}` : ''}
+        </span>
+      </li>
+    );
+  }
   if (step.kind === 'wait') {
     const q = step.name === 'question';
-    const res = step.result ?? {};
+    const res = { ...(step.result?.resolution ?? {}) };
+    if (step.result?.status === 'expired') res.expired = true;
     return (
       <li>
         <span class="tag">
@@ -327,8 +328,8 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
               : q
                 ? `you answered: ${clean(res.answer)}`
                 : res.approved
-                  ? 'approved'
-                  : 'denied'}
+                  ? `approved${res.remember ? ' and remembered' : ''}`
+                  : `denied${res.reason ? `: ${clean(res.reason)}` : ''}`}
         </span>
       </li>
     );
