@@ -122,8 +122,10 @@ before(async () => {
   base = `http://127.0.0.1:${port}`;
   mkdirSync(join(tmp, 'root'));
   Object.assign(env, { AOS_DATA_DIR: join(tmp, 'data'), AOS_ADDR: `127.0.0.1:${port}`, AOS_WORKSPACE_ROOT: join(tmp, 'root'), ANTHROPIC_BASE_URL: modelURL });
-  const up = startProc(['up'], env, /setup token: (aos_setup_\S+)/, 'aos up');
-  process.env.SETUP_TOKEN = (await up)[1];
+  // aos up prints where to open the console, then the setup token.
+  const up = await startProc(['up'], env, /open (http:\/\/\S+)\/setup\/ in a browser[\s\S]*setup token: (aos_setup_\S+)/, 'aos up');
+  assert.equal(up[1], base, 'the printed console URL');
+  process.env.SETUP_TOKEN = up[2];
   await waitFor(async () => (await fetch(base + '/api/v1/health')).ok, 'the server');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
@@ -219,6 +221,7 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   await card.waitFor();
   assert.match(await card.textContent(), /shell/);
   await shoot(page, 'home-approval-phone');
+  await page.screenshot({ path: join(shots, 'readme-home-phone.png') }); // the README's picture (viewport only)
   await card.getByRole('button', { name: 'Approve', exact: true }).click();
   await page.getByText('Nothing needs you right now.').waitFor();
 

@@ -68,8 +68,17 @@ export function WaitCard({ wait, onDone, showMission = true }: { wait: Wait; onD
         {p.risk && <span class="risk">{clean(p.risk)} risk</span>}
       </div>
       {p.reason && <p class="meta">{clean(p.reason)}</p>}
-      <pre class="mono" aria-label="The exact tool call">{`${clean(p.tool)} ${clean(p.input)}`}</pre>
-      {p.detail && <pre>{clean(p.detail)}</pre>}
+      {p.detail ? (
+        <>
+          <pre class="mono">{clean(p.detail)}</pre>
+          <details>
+            <summary>The exact tool call</summary>
+            <pre class="mono">{`${clean(p.tool)} ${clean(p.input)}`}</pre>
+          </details>
+        </>
+      ) : (
+        <pre class="mono" aria-label="The exact tool call">{`${clean(p.tool)} ${clean(p.input)}`}</pre>
+      )}
       {p.diff && (
         <details>
           <summary>Diff</summary>

@@ -234,12 +234,14 @@ function Composer({ runId }: { runId: string }) {
   );
 }
 
+/** summarizeInput is a tool call's one-line label: its command or path, cut at 120 characters. */
 function summarizeInput(input: any): string {
+  let s = clean(input);
   if (input && typeof input === 'object') {
-    if (typeof input.command === 'string') return input.command;
-    if (typeof input.path === 'string') return input.path;
+    if (typeof input.command === 'string') s = clean(input.command);
+    else if (typeof input.path === 'string') s = clean(input.path);
   }
-  const s = clean(input);
+  s = s.replace(/\s+/g, ' ');
   return s.length > 120 ? s.slice(0, 120) + '…' : s;
 }
 

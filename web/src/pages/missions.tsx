@@ -148,9 +148,9 @@ function CreateDialog({ onClose }: { onClose: () => void }) {
             </select>
           </div>
         </div>
-        <label class="row">
+        <label class="check-row">
           <input type="checkbox" class="check" checked={network} onChange={(e) => setNetwork((e.target as HTMLInputElement).checked)} />
-          Let the agent's commands use the network
+          <span>Let the agent's commands use the network</span>
         </label>
         <p class="hint">Risk: with the network on, code the agent runs can reach the internet and send out anything in its workspace.</p>
         {err && <p class="error" role="alert">{err}</p>}
