@@ -115,6 +115,7 @@ before(async () => {
   mkdirSync(join(tmp, 'scripts'));
   writeFileSync(join(tmp, 'scripts', 'console.yaml'), script);
   writeFileSync(join(tmp, 'scripts', 'question.yaml'), readFileSync(join(here, 'question.script.yaml')));
+  writeFileSync(join(tmp, 'scripts', 'reconnect.yaml'), readFileSync(join(here, 'reconnect.script.yaml')));
   const env = { PATH: process.env.PATH, HOME: join(tmp, 'home'), AOS_LOG_LEVEL: 'warn' };
   mkdirSync(env.HOME);
   const [modelURL] = await startProc(['dev', 'model-server', '--script', join(tmp, 'scripts')], env, /http:\/\/127\.0\.0\.1:\d+/, 'model server');
@@ -280,6 +281,62 @@ test('a question is answered, a steering message sent, and the mission cancelled
   await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'cancelled', 'the mission to be cancelled', 30000);
   await page.getByRole('button', { name: 'Retry' }).waitFor();
   await shoot(page, 'mission-cancelled-phone');
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('the timeline resumes from its cursor after the socket drops, with nothing missed or doubled', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: DESKTOP, storageState: session });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  // Every events socket goes through the test, which can drop it (as a
+  // server or a network would) and hold the reconnect back.
+  const sockets = [];
+  let release;
+  const gate = new Promise((r) => (release = r));
+  await page.routeWebSocket(/\/api\/v1\/events/, async (ws) => {
+    sockets.push(ws);
+    if (sockets.length > 1) await gate;
+    ws.connectToServer();
+  });
+  await page.goto(base + '/home/');
+  await page.locator("text=Today's spend").waitFor();
+  const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+  const created = await page.request.post(base + '/api/v1/missions', {
+    headers: { 'X-CSRF-Token': csrf, Origin: base },
+    data: { objective: 'Go on when told', model: 'script:reconnect', budgetUsd: 0.5, projectId: (await (await page.request.get(base + '/api/v1/projects')).json())[0].id },
+  });
+  assert.equal(created.status(), 201, await created.text());
+  const m = await created.json();
+  await page.click(`text=Go on when told`);
+  await page.waitForURL('**/mission/?id=*');
+  const q = page.getByTestId('wait');
+  await q.waitFor({ timeout: 30000 });
+  assert.equal(sockets.length, 1);
+
+  // Drop the socket; while the console is cut off, the owner answers from
+  // elsewhere (the API) and the mission runs to its end.
+  await sockets[0].close({ code: 1011, reason: 'test drops the socket' });
+  await waitFor(() => sockets.length === 2, 'the console to reconnect');
+  const w = await (await page.request.get(base + `/api/v1/waits?status=pending&missionId=${m.id}`)).json();
+  const res = await page.request.post(base + `/api/v1/waits/${w[0].id}/resolve`, { headers: { 'X-CSRF-Token': csrf, Origin: base }, data: { answer: 'yes' } });
+  assert.equal(res.status(), 200, await res.text());
+  await waitFor(async () => (await (await page.request.get(base + `/api/v1/missions/${m.id}`)).json()).status === 'partial', 'the mission to end');
+  release();
+
+  // The replay brings everything that happened, once.
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'partial', 'the page to catch up', 15000);
+  const tl = page.getByTestId('timeline');
+  await tl.getByText('Going on, as you said.').waitFor();
+  assert.equal(await tl.getByText('you answered: yes').count(), 1);
+  assert.equal(await tl.getByText('First I need to know something.').count(), 1);
+  assert.equal(await tl.getByText('Going on, as you said.').count(), 1);
+  assert.equal(await page.getByTestId('wait').count(), 0);
+  const steps = await (await page.request.get(base + `/api/v1/runs/${m.rootRunId}/steps`)).json();
+  assert.equal(await page.getByTestId('turn').count(), steps.filter((s) => s.kind === 'model_call').length);
+  assert.match(sockets[1].url(), /[?&]cursor=\d+/, 'the reconnect resumes from a cursor');
   assert.deepEqual(bad, []);
   await ctx.close();
 });
