@@ -1,6 +1,7 @@
 // Home: what needs the owner first (approvals, questions), then running
 // missions with live spend, and today's spend against the daily cap.
-import { type Mission, type Spend, type Wait } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Mission, type Run, type Spend, type Wait } from '../api';
 import { WaitCard } from '../components/wait';
 import { useLive } from '../live';
 import { clean, usd } from '../text';
@@ -35,7 +36,7 @@ export function Home() {
                 <strong>{clean(m.title || m.spec?.objective)}</strong>
                 <span class={`status ${m.status}`}>{m.status}</span>
               </div>
-              <BudgetBar spent={m.spentUsd} budget={Number(m.spec?.budgetUsd ?? 0)} />
+              <RunBudget mission={m} />
             </a>
           </li>
         ))}
@@ -52,6 +53,15 @@ export function Home() {
       )}
     </section>
   );
+}
+
+/** RunBudget shows a mission's spend against its root run's USD budget. */
+function RunBudget({ mission }: { mission: Mission }) {
+  const [budget, setBudget] = useState(0);
+  useEffect(() => {
+    api<Run>('GET', `/runs/${encodeURIComponent(mission.rootRunId)}`).then((r) => setBudget(r.budget?.usd ?? 0), () => {});
+  }, [mission.rootRunId]);
+  return <BudgetBar spent={mission.spentUsd} budget={budget} />;
 }
 
 /** Bar is a progress bar (0..1), its width set through CSSOM, not inline HTML. */
