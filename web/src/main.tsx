@@ -9,6 +9,11 @@ import { Home } from './pages/home';
 import { Missions } from './pages/missions';
 import { MissionPage } from './pages/mission';
 import { Approvals } from './pages/approvals';
+import { SpendPage } from './pages/spend';
+import { SystemPage } from './pages/system';
+import { SettingsPage } from './pages/settings';
+import { ProjectsPage } from './pages/projects';
+import { PolicyPage } from './pages/policy';
 
 applyTheme(currentTheme());
 
@@ -18,6 +23,13 @@ const tabs: [string, string][] = [
   ['/home/', 'Home'],
   ['/missions/', 'Missions'],
   ['/approvals/', 'Approvals'],
+];
+const more: [string, string][] = [
+  ['/projects/', 'Projects'],
+  ['/policy/', 'Policy'],
+  ['/spend/', 'Spend'],
+  ['/system/', 'System'],
+  ['/settings/', 'Settings'],
 ];
 
 function App() {
@@ -75,11 +87,21 @@ function page(path: string, query: URLSearchParams) {
       return <MissionPage id={query.get('id') ?? ''} />;
     case '/approvals/':
       return <Approvals />;
+    case '/projects/':
+      return <ProjectsPage />;
+    case '/policy/':
+      return <PolicyPage />;
+    case '/spend/':
+      return <SpendPage />;
+    case '/system/':
+      return <SystemPage />;
+    case '/settings/':
+      return <SettingsPage />;
     default:
       return (
         <section>
-          <h1>Not here yet</h1>
-          <p class="empty">This page is not part of the console yet. The CLI (`aos help`) covers it.</p>
+          <h1>Not found</h1>
+          <p class="empty">There is no such page. <a href="/home/">Home</a></p>
         </section>
       );
   }
@@ -146,6 +168,15 @@ function Shell({ path, onLogout, children }: { path: string; onLogout: () => voi
         </div>
       )}
       <main>{children}</main>
+      <footer class="more">
+        <nav aria-label="More">
+          {more.map(([href, label]) => (
+            <a href={href} aria-current={path === href ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+      </footer>
     </div>
   );
 }

@@ -341,6 +341,67 @@ test('the timeline resumes from its cursor after the socket drops, with nothing 
   await ctx.close();
 });
 
+test('spend shows the numbers of the API; settings, policy rules and projects are edited from the console', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, storageState: session });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  const usd = (v) => (v !== 0 && Math.abs(v) < 0.01 ? '$' + v.toFixed(4) : '$' + v.toFixed(2));
+
+  // Settings: a daily cap, then Home and Spend show it.
+  await page.goto(base + '/settings/');
+  await page.fill('#cap', '7.5');
+  await page.click('text=Save');
+  await page.getByText('Saved.').waitFor();
+  const api = async (path) => (await page.request.get(base + '/api/v1' + path)).json();
+  assert.equal((await api('/settings')).dailyBudgetUsd, 7.5);
+  await page.goto(base + '/spend/');
+  const sp = await api('/spend');
+  assert.equal(await page.getByTestId('spend-today').textContent(), usd(sp.todayUsd));
+  await page.getByText(`of ${usd(sp.capUsd)} daily cap`).waitFor();
+  assert.equal(sp.capUsd, 7.5);
+  assert.equal(await page.locator('[data-testid=spend-days] tbody tr').count(), sp.days.length);
+  for (const [i, d] of sp.days.entries()) {
+    assert.equal(await page.locator('[data-testid=spend-days] tbody tr').nth(i).locator('td').nth(1).textContent(), usd(d.usd), d.day);
+  }
+  await shoot(page, 'spend-phone');
+  await page.goto(base + '/home/');
+  await page.getByText('of $7.50 daily cap').waitFor();
+
+  // Policy: add a rule, see it in the API, delete it.
+  await page.goto(base + '/policy/');
+  await page.selectOption('#rdecision', 'deny');
+  await page.fill('#rtool', 'shell');
+  await page.fill('#rprefix', 'rm -rf');
+  await page.click('text=Add the rule');
+  await page.getByTestId('rules').getByText('shell rm -rf…').waitFor();
+  const rules = await api('/policy/rules');
+  assert.equal(rules.length, 1);
+  assert.deepEqual([rules[0].decision, rules[0].tool, rules[0].commandPrefix], ['deny', 'shell', 'rm -rf']);
+  await shoot(page, 'policy-phone');
+  await page.getByRole('button', { name: /Delete the rule deny shell/ }).click();
+  await page.getByText('No rules: the defaults by risk apply.').waitFor();
+  assert.equal((await api('/policy/rules')).length, 0);
+
+  // Projects: add one with git init.
+  await page.goto(base + '/projects/');
+  await page.fill('#pname', 'second');
+  await page.fill('#ppath', 'second');
+  await page.click('text=Add the project');
+  await page.getByTestId('projects').getByText('second', { exact: true }).waitFor();
+  assert.ok((await api('/projects')).some((p) => p.name === 'second' && p.mode === 'init'));
+  assert.ok(existsSync(join(tmp, 'root', 'second', '.git')), 'git init ran');
+
+  // Settings back to no cap, for the other tests.
+  await page.goto(base + '/settings/');
+  await page.fill('#cap', '0');
+  await page.click('text=Save');
+  await page.getByText('Saved.').waitFor();
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
 test('every route is CSP-clean at phone and desktop width; the theme switch holds', async () => {
   assert.ok(session && missionURL, 'needs the first test');
   for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
@@ -353,7 +414,11 @@ test('every route is CSP-clean at phone and desktop width; the theme switch hold
       ['missions', '/missions/', 'text=Print the report'],
       ['mission', missionURL.slice(base.length), '[data-testid=tool-call]'],
       ['approvals', '/approvals/', 'text=Nothing is waiting for you.'],
-      ['other', '/spend/', 'text=Not here yet'],
+      ['projects', '/projects/', '[data-testid=projects] >> text=demo'],
+      ['policy', '/policy/', 'text=Add a rule'],
+      ['spend', '/spend/', '[data-testid=spend-today]'],
+      ['system', '/system/', '[data-testid=system-status]'],
+      ['settings', '/settings/', '#cap'],
     ]) {
       await page.goto(base + path);
       await page.locator(ready).first().waitFor();
