@@ -80,6 +80,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		hd.Set("Cache-Control", "no-cache")
+		if strings.HasSuffix(name, ".webmanifest") {
+			hd.Set("Content-Type", "application/manifest+json")
+		}
 		h.serveFile(w, r, name)
 	}
 }

@@ -71,8 +71,14 @@ func TestHeaders(t *testing.T) {
 	if rec := get(t, h, "POST", "/home/"); rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /home/ = %d", rec.Code)
 	}
-	if ct := get(t, h, "GET", asset).Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
-		t.Errorf("%s Content-Type = %q", asset, ct)
+	for path, want := range map[string]string{asset: "text/javascript", "/sw.js": "text/javascript", "/manifest.webmanifest": "application/manifest+json", "/icon.svg": "image/svg+xml"} {
+		rec := get(t, h, "GET", path)
+		if ct := rec.Header().Get("Content-Type"); rec.Code != 200 || !strings.HasPrefix(ct, want) {
+			t.Errorf("%s = %d, Content-Type %q, want %q", path, rec.Code, ct, want)
+		}
+	}
+	if !strings.Contains(get(t, h, "GET", "/manifest.webmanifest").Body.String(), `"name": "Agent OS"`) {
+		t.Error("the manifest does not name Agent OS")
 	}
 }
 

@@ -182,3 +182,10 @@ function Shell({ path, onLogout, children }: { path: string; onLogout: () => voi
 }
 
 render(<App />, document.getElementById('app')!);
+
+// The app shell works offline; API answers are never cached (public/sw.js).
+if ('serviceWorker' in navigator) {
+  window.addEventListener('load', () => {
+    navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {});
+  });
+}

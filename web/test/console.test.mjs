@@ -424,6 +424,19 @@ test('every route is CSP-clean at phone and desktop width; the theme switch hold
       await page.locator(ready).first().waitFor();
       await shoot(page, `${name}-${label}`);
     }
+    // The PWA: a manifest named Agent OS, and a service worker whose cache
+    // holds the shell only, never an API answer.
+    const manifest = await (await page.request.get(base + '/manifest.webmanifest')).json();
+    assert.equal(manifest.name, 'Agent OS');
+    const cached = await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+      const urls = [];
+      for (const k of await caches.keys()) for (const r of await (await caches.open(k)).keys()) urls.push(new URL(r.url).pathname);
+      return urls;
+    });
+    assert.ok(cached.includes('/home/'), `shell not cached: ${cached}`);
+    assert.ok(cached.every((u) => !u.startsWith('/api/')), `API answers cached: ${cached}`);
+
     // The theme switch: dark sticks across a reload.
     await page.goto(base + '/home/');
     await page.selectOption('#theme', 'dark');
