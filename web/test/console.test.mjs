@@ -87,6 +87,24 @@ async function watch(page, bad) {
   page.on('pageerror', (e) => bad.push(`${page.url()}: page error: ${e.message}`));
 }
 
+const AXE = readFileSync(join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+// axeCheck runs axe-core (WCAG 2 A and AA rules) in light and dark and
+// returns the serious and critical violations.
+async function axeCheck(page, name) {
+  const found = [];
+  for (const scheme of ['light', 'dark']) {
+    await page.evaluate((s) => document.documentElement.setAttribute('data-theme', s), scheme);
+    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+    const vs = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    });
+    found.push(...vs.map((v) => `${name} (${scheme}): ${v}`));
+  }
+  return found;
+}
+
 async function shoot(page, name) {
   for (const scheme of ['light', 'dark']) {
     await page.evaluate((s) => {
@@ -166,6 +184,7 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   assert.match(secret, /^[A-Z2-7]+=*$/);
   assert.equal(await page.locator('svg.qr path').count(), 1, 'the QR code is drawn locally');
   await shoot(page, 'setup-totp-phone');
+  assert.deepEqual(await axeCheck(page, 'setup-totp-phone'), []);
   await page.fill('#password', PASSWORD);
   await page.fill('#password2', PASSWORD);
   await page.fill('#totp', totp(secret));
@@ -402,8 +421,9 @@ test('spend shows the numbers of the API; settings, policy rules and projects ar
   await ctx.close();
 });
 
-test('every route is CSP-clean at phone and desktop width; the theme switch holds', async () => {
+test('every route is CSP-clean and axe-clean at phone and desktop width; the theme switch holds', async () => {
   assert.ok(session && missionURL, 'needs the first test');
+  const a11y = [];
   for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
     const bad = [];
     const ctx = await browser.newContext({ viewport, storageState: session });
@@ -423,6 +443,7 @@ test('every route is CSP-clean at phone and desktop width; the theme switch hold
       await page.goto(base + path);
       await page.locator(ready).first().waitFor();
       await shoot(page, `${name}-${label}`);
+      a11y.push(...(await axeCheck(page, `${name}-${label}`)));
     }
     // The PWA: a manifest named Agent OS, and a service worker whose cache
     // holds the shell only, never an API answer.
@@ -450,8 +471,10 @@ test('every route is CSP-clean at phone and desktop width; the theme switch hold
     if (label === 'desktop') {
       await page.click('text=Log out');
       await page.locator('#password').waitFor();
+      a11y.push(...(await axeCheck(page, 'login-desktop')));
     }
     assert.deepEqual(bad, [], `${label}: CSP violations or console errors`);
     await ctx.close();
   }
+  assert.deepEqual(a11y, [], 'serious or critical accessibility violations (axe-core)');
 });
