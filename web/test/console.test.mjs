@@ -266,6 +266,11 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   assert.match(await tl.textContent(), /The report printed\. Finishing\./);
   assert.match(await tl.textContent(), /approved/);
   assert.match(await page.getByTestId('policy-decision').first().textContent(), /policy: allow shell \(owner\)/);
+  // write_file's diff is rendered as a diff, its lines marked added.
+  const wf = page.getByTestId('tool-call').filter({ hasText: 'write_file' });
+  await wf.locator('summary').click();
+  const added = wf.locator('pre.diff span.add');
+  assert.deepEqual(await added.allTextContents(), ['+line one\n', '+line two\n']);
   await shoot(page, 'mission-done-phone');
 
   assert.deepEqual(bad, []);
