@@ -14,6 +14,8 @@ import { SystemPage } from './pages/system';
 import { SettingsPage } from './pages/settings';
 import { ProjectsPage } from './pages/projects';
 import { PolicyPage } from './pages/policy';
+import { Palette } from './components/palette';
+import { startNotifications } from './notify';
 
 applyTheme(currentTheme());
 
@@ -82,7 +84,7 @@ function page(path: string, query: URLSearchParams) {
     case '/home/':
       return <Home />;
     case '/missions/':
-      return <Missions />;
+      return <Missions create={query.get('new') === '1'} />;
     case '/mission/':
       return <MissionPage id={query.get('id') ?? ''} />;
     case '/approvals/':
@@ -112,6 +114,7 @@ function Shell({ path, onLogout, children }: { path: string; onLogout: () => voi
   const [pending, setPending] = useState(0);
   const [theme, setTheme] = useState<Theme>(currentTheme());
   useEffect(() => onConn(setConn), []);
+  useEffect(() => startNotifications(), []);
   useEffect(() => {
     const load = () =>
       api<unknown[]>('GET', '/waits?status=pending')
@@ -167,6 +170,7 @@ function Shell({ path, onLogout, children }: { path: string; onLogout: () => voi
           {conn === 'expired' && 'Your session has ended. Reload to log in again.'}
         </div>
       )}
+      <Palette />
       <main>{children}</main>
       <footer class="more">
         <nav aria-label="More">

@@ -282,8 +282,20 @@ test('a question is answered, a steering message sent, and the mission cancelled
   assert.ok(session, 'needs the first test');
   const bad = [];
   const ctx = await browser.newContext({ viewport: PHONE, storageState: session });
+  await ctx.grantPermissions(['notifications'], { origin: base });
   const page = await ctx.newPage();
   await watch(page, bad);
+  // Record the notifications the console shows (the real constructor runs too).
+  await page.addInitScript(() => {
+    const Real = window.Notification;
+    window.__shown = [];
+    window.Notification = class extends Real {
+      constructor(title, opts) {
+        super(title, opts);
+        window.__shown.push({ title, body: opts?.body });
+      }
+    };
+  });
   await page.goto(base + '/missions/');
   await page.click('text=New mission');
   await page.fill('#objective', 'Pick a colour');
@@ -293,6 +305,8 @@ test('a question is answered, a steering message sent, and the mission cancelled
   const q = page.getByTestId('wait');
   await q.waitFor({ timeout: 30000 });
   assert.match(await q.textContent(), /Which colour should the button be\?/);
+  const shown = await waitFor(async () => (await page.evaluate(() => window.__shown)).find((n) => n.title === 'Agent OS: a question for you'), 'a notification');
+  assert.equal(shown.body, 'Which colour should the button be?');
   await shoot(page, 'question-phone');
   await q.getByRole('button', { name: 'amber' }).click();
   const tl = page.getByTestId('timeline');
@@ -474,6 +488,16 @@ test('every route is CSP-clean and axe-clean at phone and desktop width; the the
     assert.equal(bg, 'rgb(12, 10, 9)');
     // Log out last, on desktop: the login page is checked too.
     if (label === 'desktop') {
+      // The command palette: Ctrl+K, a few letters, Enter.
+      await page.keyboard.press('Control+k');
+      await page.fill('#palette-q', 'sett');
+      await page.keyboard.press('Enter');
+      await page.waitForURL('**/settings/');
+      await page.keyboard.press('Control+k');
+      await page.fill('#palette-q', 'print report');
+      await page.keyboard.press('Enter');
+      await page.waitForURL('**/mission/?id=*');
+      await page.getByText('Print the report').first().waitFor();
       await page.click('text=Log out');
       await page.locator('#password').waitFor();
       a11y.push(...(await axeCheck(page, 'login-desktop')));

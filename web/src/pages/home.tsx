@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Mission, type Run, type Spend, type Wait } from '../api';
 import { WaitCard } from '../components/wait';
+import { notificationsAvailable } from '../notify';
 import { useLive } from '../live';
 import { clean, usd } from '../text';
 
@@ -22,6 +23,7 @@ export function Home() {
     <section>
       <h1>Home</h1>
       <h2>Needs you</h2>
+      <NotifyButton />
       {waits.error && <p class="error">{waits.error}</p>}
       {waits.data && waits.data.length === 0 && <p class="empty" data-testid="nothing-pending">Nothing needs you right now.</p>}
       {waits.data?.map((w) => <WaitCard key={w.id} wait={w} />)}
@@ -52,6 +54,17 @@ export function Home() {
         </div>
       )}
     </section>
+  );
+}
+
+/** NotifyButton asks for permission to notify (a user gesture is needed). */
+function NotifyButton() {
+  const [perm, setPerm] = useState(notificationsAvailable() ? Notification.permission : 'denied');
+  if (perm !== 'default') return null;
+  return (
+    <button class="small" onClick={() => Notification.requestPermission().then(setPerm)}>
+      Notify me of new approvals while this page is open
+    </button>
   );
 }
 

@@ -7,9 +7,12 @@ import { clean, usd, ago } from '../text';
 
 const FILTERS = ['all', 'active', 'done', 'partial', 'failed', 'cancelled'];
 
-export function Missions() {
+export function Missions({ create = false }: { create?: boolean }) {
   const [filter, setFilter] = useState('all');
-  const [open, setOpen] = useState(false);
+  const [open, setOpen] = useState(create);
+  useEffect(() => {
+    if (create) setOpen(true);
+  }, [create]);
   const list = useLive<Mission[]>('/missions', (e) => e.kind.startsWith('run.') && e.kind !== 'run.usage');
   const shown = (list.data ?? []).filter((m) =>
     filter === 'all' ? true : filter === 'active' ? ['queued', 'running', 'waiting'].includes(m.status) : m.status === filter,
