@@ -38,11 +38,13 @@ function App() {
   const { path, query } = useLocation();
   const [auth, setAuth] = useState<Auth>('loading');
   const [error, setError] = useState('');
+  const [passkeys, setPasskeys] = useState(false);
 
   async function refreshAuth() {
     try {
       const st = await api<AuthStatus>('GET', '/auth/status');
       setCsrf(st.csrfToken);
+      setPasskeys(!!st.passkeys);
       setAuth(st.setupRequired ? 'setup' : st.authenticated ? 'in' : 'login');
     } catch (e) {
       setError(String((e as Error).message));
@@ -66,9 +68,9 @@ function App() {
   if (error) return <main><p class="error" role="alert">{error}</p></main>;
   if (auth === 'loading') return <main aria-busy="true"><p class="empty">Loading…</p></main>;
   if (auth === 'setup') return <Setup done={() => setAuth('in')} />;
-  if (auth === 'login') return <Login done={() => setAuth('in')} />;
+  if (auth === 'login') return <Login passkeys={passkeys} done={() => setAuth('in')} />;
   return (
-    <Shell path={path} onLogout={() => setAuth('login')}>
+    <Shell path={path} onLogout={() => void refreshAuth()}>
       {page(path, query)}
     </Shell>
   );

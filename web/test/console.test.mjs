@@ -22,7 +22,7 @@ const DESKTOP = { width: 1280, height: 900 };
 const PASSWORD = 'correct horse battery staple';
 
 const procs = [];
-let tmp, base, browser, hostileHits = 0, hostile, session, missionURL;
+let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL;
 
 // totp is RFC 6238 (SHA-1, 30 s, 6 digits), as an authenticator app computes it.
 function totp(secretB32, at = Date.now()) {
@@ -138,14 +138,17 @@ before(async () => {
   mkdirSync(env.HOME);
   const [modelURL] = await startProc(['dev', 'model-server', '--script', join(tmp, 'scripts')], env, /http:\/\/127\.0\.0\.1:\d+/, 'model server');
   const port = 20000 + Math.floor(Math.random() * 20000);
-  base = `http://127.0.0.1:${port}`;
+  // The browser uses http://localhost:PORT, the public origin, so that
+  // passkeys work (browsers refuse an IP address as WebAuthn RP ID).
+  base = `http://localhost:${port}`;
+  direct = `http://127.0.0.1:${port}`;
   mkdirSync(join(tmp, 'root'));
-  Object.assign(env, { AOS_DATA_DIR: join(tmp, 'data'), AOS_ADDR: `127.0.0.1:${port}`, AOS_WORKSPACE_ROOT: join(tmp, 'root'), ANTHROPIC_BASE_URL: modelURL });
+  Object.assign(env, { AOS_PUBLIC_ORIGIN: base, AOS_DATA_DIR: join(tmp, 'data'), AOS_ADDR: `127.0.0.1:${port}`, AOS_WORKSPACE_ROOT: join(tmp, 'root'), ANTHROPIC_BASE_URL: modelURL });
   // aos up prints where to open the console, then the setup token.
   const up = await startProc(['up'], env, /open (http:\/\/\S+)\/setup\/ in a browser[\s\S]*setup token: (aos_setup_\S+)/, 'aos up');
   assert.equal(up[1], base, 'the printed console URL');
   process.env.SETUP_TOKEN = up[2];
-  await waitFor(async () => (await fetch(base + '/api/v1/health')).ok, 'the server');
+  await waitFor(async () => (await fetch(direct + '/api/v1/health')).ok, 'the server');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 
@@ -164,7 +167,7 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   await watch(page, bad);
 
   // Headers on the document and on a hashed asset.
-  const doc = await fetch(base + '/home/');
+  const doc = await fetch(direct + '/home/');
   const csp = doc.headers.get('content-security-policy');
   for (const d of ["script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'", "object-src 'none'"]) assert.ok(csp.includes(d), `CSP lacks ${d}: ${csp}`);
   assert.ok(!/unsafe-(inline|eval)/.test(csp), csp);
@@ -172,7 +175,7 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   assert.equal(doc.headers.get('referrer-policy'), 'no-referrer');
   assert.equal(doc.headers.get('cache-control'), 'no-cache');
   const asset = (await doc.text()).match(/\/assets\/[^"]+\.js/)[0];
-  assert.match((await fetch(base + asset)).headers.get('cache-control'), /immutable/);
+  assert.match((await fetch(direct + asset)).headers.get('cache-control'), /immutable/);
 
   // First run: / sends to Home, which sends to setup.
   await page.goto(base + '/');
@@ -436,6 +439,45 @@ test('spend shows the numbers of the API; settings, policy rules and projects ar
   await page.fill('#cap', '0');
   await page.click('text=Save');
   await page.getByText('Saved.').waitFor();
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('a passkey added in settings logs the owner in; an API token is created and revoked', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, storageState: session });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  // A virtual authenticator with user verification, as a phone's would be.
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await page.goto(base + '/settings/');
+  await page.fill('#pkname', 'test phone');
+  await page.click('text=Add a passkey');
+  await page.getByTestId('passkeys').getByText('test phone').waitFor();
+  await shoot(page, 'settings-phone');
+
+  // An API token: shown once, works with the API, then revoked.
+  await page.fill('#tname', 'script');
+  await page.click('text=Create a token');
+  const tok = (await page.getByTestId('new-token').textContent()).trim();
+  assert.match(tok, /^aos_/);
+  const auth = { headers: { Authorization: 'Bearer ' + tok } };
+  assert.equal((await fetch(direct + '/api/v1/missions', auth)).status, 200);
+  await page.getByRole('button', { name: 'Revoke the token script' }).click();
+  await waitFor(async () => (await fetch(direct + '/api/v1/missions', auth)).status === 401, 'the token to be revoked');
+
+  // Log out; log in with the passkey alone.
+  await page.click('text=Log out');
+  await page.locator('#password').waitFor();
+  await page.click('text=Log in with a passkey');
+  await page.waitForURL('**/settings/'); // back where the owner was
+  await page.locator('#cap').waitFor();
+  session = await ctx.storageState(); // the old session was logged out
   assert.deepEqual(bad, []);
   await ctx.close();
 });

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, setCsrf } from '../api';
 import { QR } from '../qr';
+import { getPasskey, passkeysSupported } from '../webauthn';
 
 function Brand() {
   return (
@@ -93,7 +94,7 @@ export function Setup({ done }: { done: () => void }) {
   );
 }
 
-export function Login({ done }: { done: () => void }) {
+export function Login({ done, passkeys = false }: { done: () => void; passkeys?: boolean }) {
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const [err, setErr] = useState('');
@@ -106,6 +107,21 @@ export function Login({ done }: { done: () => void }) {
       const r = await api<{ csrfToken: string }>('POST', '/auth/login', { password, totpCode: code.trim() });
       setCsrf(r.csrfToken);
       setPassword('');
+      done();
+    } catch (x) {
+      setErr((x as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  async function withPasskey() {
+    setErr('');
+    setBusy(true);
+    try {
+      const opts = await api('POST', '/auth/webauthn/login/begin');
+      const cred = await getPasskey(opts);
+      const r = await api<{ csrfToken: string }>('POST', '/auth/webauthn/login/finish', cred);
+      setCsrf(r.csrfToken);
       done();
     } catch (x) {
       setErr((x as Error).message);
@@ -127,6 +143,11 @@ export function Login({ done }: { done: () => void }) {
           <button class="primary" type="submit" disabled={busy}>Log in</button>
         </div>
       </form>
+      {passkeys && passkeysSupported() && (
+        <div class="actions">
+          <button type="button" disabled={busy} onClick={withPasskey}>Log in with a passkey</button>
+        </div>
+      )}
     </main>
   );
 }
