@@ -134,6 +134,7 @@ before(async () => {
   writeFileSync(join(tmp, 'scripts', 'console.yaml'), script);
   writeFileSync(join(tmp, 'scripts', 'question.yaml'), readFileSync(join(here, 'question.script.yaml')));
   writeFileSync(join(tmp, 'scripts', 'reconnect.yaml'), readFileSync(join(here, 'reconnect.script.yaml')));
+  writeFileSync(join(tmp, 'scripts', 'denied.yaml'), readFileSync(join(here, 'denied.script.yaml')));
   const env = { PATH: process.env.PATH, HOME: join(tmp, 'home'), AOS_LOG_LEVEL: 'warn' };
   mkdirSync(env.HOME);
   const [modelURL] = await startProc(['dev', 'model-server', '--script', join(tmp, 'scripts')], env, /http:\/\/127\.0\.0\.1:\d+/, 'model server');
@@ -421,6 +422,22 @@ test('spend shows the numbers of the API; settings, policy rules and projects ar
   assert.equal(rules.length, 1);
   assert.deepEqual([rules[0].decision, rules[0].tool, rules[0].commandPrefix], ['deny', 'shell', 'rm -rf']);
   await shoot(page, 'policy-phone');
+
+  // The rule at work: the denied call has no step, and the ended
+  // mission's timeline shows it "not executed" with the policy decision.
+  const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+  const projectId = (await api('/projects'))[0].id;
+  const cr = await page.request.post(base + '/api/v1/missions', { headers: { 'X-CSRF-Token': csrf, Origin: base }, data: { objective: 'Clean up', criteria: ['the build directory is gone'], model: 'script:denied', budgetUsd: 0.5, projectId } });
+  assert.equal(cr.status(), 201, await cr.text());
+  const dm = await cr.json();
+  await page.goto(base + `/mission/?id=${dm.id}`);
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'blocked', 'the denied mission to end');
+  await page.getByTestId('not-executed').getByText('not executed: shell rm -rf build').waitFor();
+  assert.match(await page.getByTestId('policy-decision').first().textContent(), /policy: deny shell \(rule\)/);
+  assert.equal(await page.getByTestId('tool-call').count(), 0);
+  await shoot(page, 'mission-denied-phone');
+
+  await page.goto(base + '/policy/');
   await page.getByRole('button', { name: /Delete the rule deny shell/ }).click();
   await page.getByText('No rules: the defaults by risk apply.').waitFor();
   assert.equal((await api('/policy/rules')).length, 0);

@@ -13,6 +13,8 @@ import { BudgetBar } from './home';
 
 const ENDED = new Set(['done', 'partial', 'blocked', 'failed', 'budget_exhausted', 'cancelled']);
 const HIDDEN = new Set(['setup', 'policy', 'now', 'uuid']);
+// Engine-side tools: they journal no tool_call step (a wait or a notice instead).
+const CONTROL = new Set(['finish', 'ask_owner', 'update_criteria', 'propose_criteria']);
 
 /** consumed lists the ids of steering messages the run has read. */
 function consumed(steps: Step[]): Set<number> {
@@ -262,8 +264,8 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
             </details>
           ) : b.type === 'text' ? (
             <div class="text">{clean(b.text)}</div>
-          ) : b.type === 'tool_use' && ended && !executed.has(b.id) && b.name !== 'finish' && b.name !== 'ask_owner' ? (
-            <div class="tag">not executed: {clean(b.name)} {summarizeInput(b.input)}</div>
+          ) : b.type === 'tool_use' && ended && !executed.has(b.id) && !CONTROL.has(b.name) ? (
+            <div class="tag bad" data-testid="not-executed">not executed: {clean(b.name)} {summarizeInput(b.input)}</div>
           ) : null,
         )}
         {step.truncated && <div class="tag">(cut at 20,000 characters)</div>}
