@@ -569,8 +569,19 @@ test('every route is CSP-clean and axe-clean at phone and desktop width; the the
       await page.keyboard.press('Enter');
       await page.waitForURL('**/mission/?id=*');
       await page.getByText('Print the report').first().waitFor();
-      await page.click('text=Log out');
+      // The session ends elsewhere (logged out from another tab): the
+      // next API call answers 401 and the console shows the login page,
+      // keeping the page the owner was on.
+      await page.goto(base + '/missions/');
+      await page.locator('text=Print the report').first().waitFor();
+      const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+      assert.equal((await page.request.post(base + '/api/v1/auth/logout', { headers: { 'X-CSRF-Token': csrf, Origin: base } })).status(), 204);
+      const mark = bad.length;
+      await page.click('nav >> text=Approvals');
+      await page.waitForURL('**/login/?next=%2Fapprovals%2F');
       await page.locator('#password').waitFor();
+      const expired = bad.splice(mark);
+      assert.ok(expired.every((b) => /status of 401/.test(b)), expired.join('\n'));
       a11y.push(...(await axeCheck(page, 'login-desktop')));
     }
     assert.deepEqual(bad, [], `${label}: CSP violations or console errors`);
