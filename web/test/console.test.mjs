@@ -225,6 +225,14 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   await page.click('text=New mission');
   await page.fill('#objective', 'Print the report');
   await page.fill('#criteria', 'the report is printed');
+  // The model picker lists /models by provider, with prices.
+  const models = await (await page.request.get(base + '/api/v1/models')).json();
+  await page.locator('#model-pick optgroup option').first().waitFor({ state: 'attached' });
+  for (const prov of new Set(models.map((m) => m.provider))) {
+    assert.equal(await page.locator(`#model-pick optgroup[label="${prov}"] option`).count(), models.filter((m) => m.provider === prov).length, prov);
+  }
+  assert.match(await page.locator('#model-pick optgroup option').first().textContent(), /\$[\d.]+ in \/ \$[\d.]+ out per Mtok/);
+  await page.selectOption('#model-pick', 'other');
   await page.fill('#model', 'script:console');
   await page.fill('#budget', '0.5');
   await page.check('input.check');
@@ -303,6 +311,7 @@ test('a question is answered, a steering message sent, and the mission cancelled
   await page.goto(base + '/missions/');
   await page.click('text=New mission');
   await page.fill('#objective', 'Pick a colour');
+  await page.selectOption('#model-pick', 'other');
   await page.fill('#model', 'script:question');
   await page.click('text=Start the mission');
   await page.waitForURL('**/mission/?id=*');

@@ -62,6 +62,8 @@ function CreateDialog({ onClose }: { onClose: () => void }) {
   const [objective, setObjective] = useState('');
   const [criteria, setCriteria] = useState('');
   const [model, setModel] = useState('');
+  const [pick, setPick] = useState('');
+  const [defaultModel, setDefaultModel] = useState('');
   const [budget, setBudget] = useState('1');
   const [effort, setEffort] = useState('');
   const [network, setNetwork] = useState(false);
@@ -76,7 +78,7 @@ function CreateDialog({ onClose }: { onClose: () => void }) {
     }, (x) => setErr((x as Error).message));
     api<Model[]>('GET', '/models').then(setModels, () => {});
     api<{ defaultModel: string | null; defaultBudgetUsd: number | null }>('GET', '/settings').then((s) => {
-      if (s.defaultModel) setModel((m) => m || s.defaultModel!);
+      if (s.defaultModel) setDefaultModel(s.defaultModel);
       if (s.defaultBudgetUsd) setBudget(String(s.defaultBudgetUsd));
     }, () => {});
   }, []);
@@ -98,7 +100,8 @@ function CreateDialog({ onClose }: { onClose: () => void }) {
         network: network ? 'open' : 'none',
       };
       if (projectId) body.projectId = projectId;
-      if (model.trim()) body.model = model.trim();
+      const chosen = pick === 'other' ? model.trim() : pick;
+      if (chosen) body.model = chosen;
       if (effort) body.effort = effort;
       const m = await api<Mission>('POST', '/missions', body);
       ref.current?.close();
@@ -124,18 +127,27 @@ function CreateDialog({ onClose }: { onClose: () => void }) {
         <textarea id="objective" required value={objective} onInput={(e) => setObjective((e.target as HTMLTextAreaElement).value)} />
         <label for="criteria">Done criteria (optional, one per line)</label>
         <textarea id="criteria" value={criteria} onInput={(e) => setCriteria((e.target as HTMLTextAreaElement).value)} />
-        <label for="model">Model</label>
-        <input id="model" list="models" placeholder="the default model" value={model} onInput={(e) => setModel((e.target as HTMLInputElement).value)} />
-        <datalist id="models">
-          {[...byProvider].map(([prov, ms]) =>
-            ms.map((m) => (
-              <option value={m.id}>
-                {`${prov} · ${clean(m.label || m.id)} · in ${usd(m.price?.input)}/out ${usd(m.price?.output)} per Mtok${m.available === false ? ' · unavailable' : ''}`}
-              </option>
-            )),
-          )}
-        </datalist>
-        <p class="hint">Models from the catalogue, by provider, with prices per million tokens.</p>
+        <label for="model-pick">Model</label>
+        <select id="model-pick" value={pick} onChange={(e) => setPick((e.target as HTMLSelectElement).value)}>
+          <option value="">The default model{defaultModel ? ` (${clean(defaultModel)})` : ''}</option>
+          {[...byProvider].map(([prov, ms]) => (
+            <optgroup label={clean(prov)}>
+              {ms.map((m) => (
+                <option value={m.id} disabled={m.available === false}>
+                  {`${clean(m.label || m.id)} · ${usd(m.price?.input)} in / ${usd(m.price?.output)} out per Mtok${m.available === false ? ' · unavailable' : m.available === null ? ' · no key' : ''}`}
+                </option>
+              ))}
+            </optgroup>
+          ))}
+          <option value="other">Another model id…</option>
+        </select>
+        {pick === 'other' && (
+          <>
+            <label for="model">Model id</label>
+            <input id="model" required placeholder="e.g. a local model, or script:NAME" value={model} onInput={(e) => setModel((e.target as HTMLInputElement).value)} />
+          </>
+        )}
+        <p class="hint">From the catalogue and each provider's live list, by provider; prices in USD per million tokens.</p>
         <div class="row">
           <div>
             <label for="budget">Budget (USD)</label>
