@@ -195,6 +195,7 @@ test('the owner sets up, logs in, runs a mission and approves it from Home on a 
   await page.click('button[type=submit]');
   await page.waitForURL('**/home/');
   await page.getByText('Nothing needs you right now.').waitFor();
+  await page.getByTestId('health').getByText('database ok').waitFor();
 
   // Log out, and in again with password + TOTP. The code of the current
   // step was used by setup and is not accepted twice; the next step's

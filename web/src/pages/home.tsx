@@ -53,7 +53,23 @@ export function Home() {
           {spend.data.capReached && <p class="error">The daily cap is reached: new missions are refused until tomorrow (UTC).</p>}
         </div>
       )}
+      <h2>System</h2>
+      <Health />
     </section>
+  );
+}
+
+/** Health is one line of system health, with a link to the System page. */
+function Health() {
+  const st = useLive<{ db: { ok: boolean; latencyMs: number }; worker: { alive: boolean; workers: { alive: boolean }[] } }>('/system/status', () => false);
+  if (!st.data) return st.error ? <p class="error">{st.error}</p> : null;
+  const alive = st.data.worker.workers.filter((w) => w.alive).length;
+  return (
+    <p class="card" data-testid="health">
+      <span class={st.data.db.ok ? 'status done' : 'status failed'}>{st.data.db.ok ? 'database ok' : 'database down'}</span>{' '}
+      <span class={st.data.worker.alive ? 'status done' : 'status failed'}>{alive === 1 ? '1 worker' : `${alive} workers`}</span>{' '}
+      <a href="/system/">System</a>
+    </p>
   );
 }
 
