@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/console"
 	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/mission"
 )
@@ -98,6 +99,8 @@ func New(svc *mission.Service, opts Options) *Server {
 	s.mux.Handle(Prefix+"/", s.wrap(Route{Scope: mission.ScopeRead, handle: func(http.ResponseWriter, *http.Request, mission.Principal) error {
 		return &apiError{status: http.StatusNotFound, code: codeRouteNotFound, msg: "no such route"}
 	}}))
+	// Everything outside the API is the web console (its own headers).
+	s.mux.Handle("/", console.Handler())
 	return s
 }
 
