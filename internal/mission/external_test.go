@@ -50,7 +50,7 @@ func TestCreateMissionEngine(t *testing.T) {
 		{"command:rel/path", "", ""},
 		{"command:/usr/bin/true", "open", ""},
 	} {
-		m, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "p", Model: "m",
+		m, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "p", Model: "claude-opus-5-5",
 			Engine: tc.engine, Network: tc.network, Verify: [][]string{{"go", "test", "./..."}}})
 		if tc.logic == "" {
 			var me *mission.Error

@@ -56,14 +56,14 @@ func TestHostConfigDefaultsAndPinning(t *testing.T) {
 	repoFile := filepath.Join(repo, hostconfig.RepoPath)
 	repoYAML := `version: 1
 defaults:
-  model: m-repo
+  model: claude-haiku-5-5
   effort: low
   budgets: {usd: 1.25, max_turns: 7}
-aliases: {spare: m-spare}
+aliases: {spare: claude-opus-5-5}
 selection:
   failure_budgets: {model: 3}
   rules:
-    - {id: main, targets: [m-repo, spare]}
+    - {id: main, targets: [claude-haiku-5-5, spare]}
 `
 	writeFile(t, repoFile, repoYAML)
 	userFile := filepath.Join(t.TempDir(), "aos", "config.yaml")
@@ -76,7 +76,7 @@ selection:
 	t.Cleanup(reg.Close)
 	db := storetest.New(t, "sqlite")
 	svc := mission.New(kernel.New(db.Store, kernel.Options{}), mission.Options{WorkspaceRoot: root, HostConfig: reg})
-	settingModel, settingUSD := "m-setting", 9.0
+	settingModel, settingUSD := "claude-sonnet-5-5", 9.0
 	if _, err := svc.PutSettings(ctx, "t", mission.Settings{DefaultModel: &settingModel, DefaultBudgetUSD: &settingUSD}); err != nil {
 		t.Fatal(err)
 	}
@@ -95,30 +95,30 @@ selection:
 	}
 
 	m1, in1, b1 := create(mission.CreateRequest{})
-	if in1.Model != "m-repo" || in1.Effort != "high" || b1.USD != 1.25 || b1.Turns != 7 || in1.ConfigRevision != snapA.Revision {
+	if in1.Model != "claude-haiku-5-5" || in1.Effort != "high" || b1.USD != 1.25 || b1.Turns != 7 || in1.ConfigRevision != snapA.Revision {
 		t.Fatalf("config defaults: model %s effort %s budget %+v revision %s (want %s)", in1.Model, in1.Effort, b1, in1.ConfigRevision, snapA.Revision)
 	}
-	if r := in1.Route; r == nil || r.RuleID != "main" || strings.Join(r.Fallbacks, ",") != "m-spare" || r.FailureBudget != 3 || r.FailoverOn[0] != "quota" || r.PolicyRevision == "" || !strings.Contains(r.Reason, "rule main") {
+	if r := in1.Route; r == nil || r.RuleID != "main" || strings.Join(r.Fallbacks, ",") != "claude-opus-5-5" || r.FailureBudget != 3 || r.FailoverOn[0] != "quota" || r.PolicyRevision == "" || !strings.Contains(r.Reason, "rule main") {
 		t.Fatalf("route %+v", in1.Route)
 	}
-	_, in2, b2 := create(mission.CreateRequest{Model: "m-explicit", Effort: "max", BudgetUSD: ptr(2.0)})
-	if in2.Model != "m-explicit" || in2.Effort != "max" || b2.USD != 2 || strings.Join(in2.Route.Fallbacks, ",") != "m-repo,m-spare" {
+	_, in2, b2 := create(mission.CreateRequest{Model: "gpt-6-luna", Effort: "max", BudgetUSD: ptr(2.0)})
+	if in2.Model != "gpt-6-luna" || in2.Effort != "max" || b2.USD != 2 || strings.Join(in2.Route.Fallbacks, ",") != "claude-haiku-5-5,claude-opus-5-5" {
 		t.Fatalf("explicit request: model %s effort %s budget %+v route %+v", in2.Model, in2.Effort, b2, in2.Route)
 	}
 
 	// A change, picked up without a restart.
-	writeFile(t, repoFile, strings.ReplaceAll(repoYAML, "m-repo", "m-new"))
+	writeFile(t, repoFile, strings.ReplaceAll(repoYAML, "claude-haiku-5-5", "claude-fable-5-2"))
 	poll(t, "new revision", func() bool { s, _ := reg.Snapshot(repo); return s.Revision != snapA.Revision })
 	snapB, _ := reg.Snapshot(repo)
 	_, in3, _ := create(mission.CreateRequest{})
-	if in3.ConfigRevision != snapB.Revision || in3.Model != "m-new" {
-		t.Fatalf("after the change: model %s revision %s, want m-new at %s", in3.Model, in3.ConfigRevision, snapB.Revision)
+	if in3.ConfigRevision != snapB.Revision || in3.Model != "claude-fable-5-2" {
+		t.Fatalf("after the change: model %s revision %s, want claude-fable-5-2 at %s", in3.Model, in3.ConfigRevision, snapB.Revision)
 	}
 	if in3.Route.RuleID != "main" {
 		t.Fatalf("route after the change: %+v", in3.Route)
 	}
 	// The first mission stays pinned.
-	if pinned := specOf(t, svc, m1.ID); pinned.ConfigRevision != snapA.Revision || pinned.Model != "m-repo" || pinned.Effort != "high" {
+	if pinned := specOf(t, svc, m1.ID); pinned.ConfigRevision != snapA.Revision || pinned.Model != "claude-haiku-5-5" || pinned.Effort != "high" {
 		t.Fatalf("the pinned mission changed: %+v", pinned)
 	}
 
