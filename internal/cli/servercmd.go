@@ -30,7 +30,7 @@ const DefaultAddr = "127.0.0.1:8640"
 // on AOS_ADDR. It never runs agent code; it talks to workers only through
 // the database.
 func NewServerCmd(version string) *cobra.Command {
-	var noSetupToken bool
+	var noSetupToken, withControl bool
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the HTTP API (/api/v1) and the events WebSocket on AOS_ADDR (" + DefaultAddr + " by default)",
@@ -92,10 +92,19 @@ func NewServerCmd(version string) *cobra.Command {
 				}
 			}
 			go pruneAuth(ctx, authSvc, log, 10*time.Minute)
+			if withControl {
+				wait, err := serveControl(ctx, cfg.DataDir, svc, log, version)
+				if err != nil {
+					_ = ln.Close()
+					return err
+				}
+				defer wait()
+			}
 			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies}), log)
 		},
 	}
 	cmd.Flags().BoolVar(&noSetupToken, "no-setup-token", false, "do not issue a setup token on first run (aos up issues it)")
+	cmd.Flags().BoolVar(&withControl, "control", false, "also serve the data dir's local control socket (aos up, which owns the data dir, passes it)")
 	return cmd
 }
 

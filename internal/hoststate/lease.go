@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -182,7 +183,7 @@ func ReleaseDevice(ctx context.Context, s *Store, tok Token) error {
 
 // Guard returns a context that is cancelled (with the renewal's error as
 // its cause) the first time a renewal of tok cannot prove the token still
-// matches, and starts the supervisor that renews it every d/3. stop ends
+// matches (the cause is always ErrLeaseLost), and starts the supervisor that renews it every d/3. stop ends
 // the supervisor and waits for it.
 func Guard(ctx context.Context, s *Store, tok Token, d time.Duration, now func() time.Time) (guarded context.Context, stop func()) {
 	gctx, cancel := context.WithCancelCause(ctx)
@@ -201,6 +202,9 @@ func Guard(ctx context.Context, s *Store, tok Token, d time.Duration, now func()
 			case <-t.C:
 			}
 			if err := RenewDevice(gctx, s, tok, now(), d); err != nil {
+				if !errors.Is(err, ErrLeaseLost) {
+					err = &Error{Code: CodeLeaseLost, Msg: "a renewal could not prove the fencing token", Err: err}
+				}
 				cancel(err)
 				return
 			}
