@@ -1,0 +1,77 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aos-run/aos/internal/demo"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
+)
+
+// TestUpLocalNoLogin is issue 15's "done when": on one machine, with no
+// login and no token, `aos mission create --watch` goes through aos up's
+// control socket; the watch prints the approval command, `aos approve`
+// (also through the socket) resolves it, and the watch follows the
+// mission to its end. A second aos up is refused.
+func TestUpLocalNoLogin(t *testing.T) {
+	bin := buildAOS(t)
+	srv := scripttest.Start(t, upFlowScript)
+	root := t.TempDir()
+	addr := freeAddr(t)
+	dataDir := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(), "AOS_DATA_DIR=" + dataDir,
+		"AOS_ADDR=" + addr, "AOS_WORKSPACE_ROOT=" + root, "ANTHROPIC_BASE_URL=" + srv.URL(), "AOS_LOG_LEVEL=warn"}
+	up := start(t, bin, env, "up")
+	var seen strings.Builder
+	up.expect(t, regexp.MustCompile(`setup token: `), &seen)
+	waitHealthy(t, "http://"+addr, &seen)
+	if err := demo.WriteRepo(filepath.Join(root, "calc")); err != nil {
+		t.Fatal(err)
+	}
+	// The socket is served once the server child is up.
+	sock := filepath.Join(dataDir, "control", "aos.sock")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no control socket at %s:\n%s", sock, seen.String())
+		}
+	}
+	if fi, err := os.Stat(filepath.Dir(sock)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("socket dir: %v %v", fi, err)
+	}
+	if r := run(t, bin, env, "mission", "ls"); r.code != 0 || !strings.Contains(r.out, "no missions") {
+		t.Fatalf("aos mission ls with no login: %d\n%s", r.code, r.out)
+	}
+	watch := start(t, bin, env, "mission", "create", "say hello", "--criteria", "it says hello", "--workspace", "calc",
+		"--model", "script:upflow", "--network", "open", "--budget-usd", "0.1", "--max-turns", "10", "--watch")
+	var timeline strings.Builder
+	waitID := watch.expect(t, regexp.MustCompile(`aos approve (\S+)`), &timeline)[1]
+	if r := run(t, bin, env, "waits"); r.code != 0 || !strings.Contains(r.out, waitID[:8]) {
+		t.Fatalf("aos waits: %d\n%s", r.code, r.out)
+	}
+	if r := run(t, bin, env, "approve", waitID); r.code != 0 {
+		t.Fatalf("aos approve: %d\n%s", r.code, r.out)
+	}
+	watch.expect(t, regexp.MustCompile(`\[exit code 0\]`), &timeline)
+	if code := watch.exit(t); code != 6 {
+		t.Fatalf("aos mission create --watch exit = %d, want 6 (partial):\n%s", code, timeline.String())
+	}
+	r := run(t, bin, env, "mission", "ls")
+	if r.code != 0 || !strings.Contains(r.out, "partial") {
+		t.Fatalf("aos mission ls: %d\n%s", r.code, r.out)
+	}
+	// A second aos up is refused and mints nothing.
+	if code, out := runBounded(t, bin, env, "up"); code == 0 || !strings.Contains(out, "already running") || strings.Contains(out, "aos_setup_") {
+		t.Fatalf("second aos up: %d\n%s", code, out)
+	}
+	_ = up.cmd.Process.Signal(os.Interrupt)
+	if code := up.exit(t); code != 0 {
+		t.Fatalf("aos up exit = %d:\n%s", code, seen.String())
+	}
+}
