@@ -109,7 +109,11 @@ func TestReplayAfterReconnect(t *testing.T) {
 	col2 := follow(t, f.client, &cursor)
 	f.create(t, 1) // and live again
 	all = f.journal(t, start.JournalEventID)
-	waitFor(t, "the replay", func() bool { col2.mu.Lock(); defer col2.mu.Unlock(); return len(col.events)+len(col2.events) >= len(all) })
+	waitFor(t, "the replay", func() bool {
+		col2.mu.Lock()
+		defer col2.mu.Unlock()
+		return len(col.events)+len(col2.events) >= len(all)
+	})
 	col2.stop()
 	got := append(append([]control.Event{}, col.events...), col2.events...)
 	seqs := append(append([]uint64{}, col.seqs...), col2.seqs...)
