@@ -75,3 +75,32 @@ func TestUpLocalNoLogin(t *testing.T) {
 		t.Fatalf("aos up exit = %d:\n%s", code, seen.String())
 	}
 }
+
+// TestUpCorruptHostState: aos up on a data dir whose host state file was
+// tampered with reports it and exits non-zero before minting a setup token
+// or starting anything; the file is left byte for byte as evidence.
+func TestUpCorruptHostState(t *testing.T) {
+	bin := buildAOS(t)
+	dataDir := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + dataDir, "AOS_ADDR=" + freeAddr(t),
+		"AOS_WORKSPACE_ROOT=" + t.TempDir(), "AOS_LOG_LEVEL=warn"}
+	path := filepath.Join(dataDir, "host", "host-state.json")
+	for name, body := range map[string]string{
+		"corrupt": `{"schema":1,"revision":3,"state":{"device":null},"sha256":"00"}`,
+		"future":  `{"schema":9,"revision":3,"state":{},"sha256":"00"}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out := runBounded(t, bin, env, "up")
+		if code == 0 || !strings.Contains(out, "host-state.json") || strings.Contains(out, "aos_setup_") || strings.Contains(out, dataDir+"/host") {
+			t.Fatalf("%s: aos up exit %d:\n%s", name, code, out)
+		}
+		if b, _ := os.ReadFile(path); string(b) != body {
+			t.Fatalf("%s: the host state file was rewritten: %s", name, b)
+		}
+	}
+}
