@@ -82,6 +82,11 @@ func newUpCmd(version string) *cobra.Command {
 				return err
 			}
 			defer lock.Close()
+			hs, lease, err := claimDevice(cmd.Context(), cfg.DataDir, url)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = hoststate.ReleaseDevice(context.WithoutCancel(cmd.Context()), hs, lease.Token) }()
 			if err := checkListen(addr); err != nil {
 				return err
 			}
@@ -92,11 +97,6 @@ func newUpCmd(version string) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "projects live under %s (AOS_WORKSPACE_ROOT)\n", cfg.WorkspaceRoot)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			hs, lease, err := claimDevice(ctx, cfg.DataDir, url)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = hoststate.ReleaseDevice(context.WithoutCancel(ctx), hs, lease.Token) }()
 			ctx, stopGuard := hoststate.Guard(ctx, hs, lease.Token, upLeaseDuration, time.Now)
 			defer stopGuard()
 			if err := upSetupToken(ctx, cmd.OutOrStdout(), cfg, addr); err != nil {
