@@ -1,6 +1,9 @@
 package main_test
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/demo"
+	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
 )
 
@@ -74,6 +78,10 @@ func TestUpLocalNoLogin(t *testing.T) {
 	if code := up.exit(t); code != 0 {
 		t.Fatalf("aos up exit = %d:\n%s", code, seen.String())
 	}
+	// A clean stop releases the device lease.
+	if b, err := os.ReadFile(filepath.Join(dataDir, "host", "host-state.json")); err != nil || strings.Contains(string(b), `"device":{`) {
+		t.Fatalf("host state after a clean stop: %s %v", b, err)
+	}
 }
 
 // TestUpCorruptHostState: aos up on a data dir whose host state file was
@@ -102,5 +110,43 @@ func TestUpCorruptHostState(t *testing.T) {
 		if b, _ := os.ReadFile(path); string(b) != body {
 			t.Fatalf("%s: the host state file was rewritten: %s", name, b)
 		}
+	}
+}
+
+// TestUpStopsWhenItsLeaseIsLost: when the host state's device lease no
+// longer holds aos up's fencing token, its next renewal cannot prove it
+// and aos up stops its work: the children stop, the socket goes, and it
+// exits non-zero saying why.
+func TestUpStopsWhenItsLeaseIsLost(t *testing.T) {
+	bin := buildAOS(t)
+	dataDir := t.TempDir()
+	addr := freeAddr(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + dataDir, "AOS_ADDR=" + addr,
+		"AOS_WORKSPACE_ROOT=" + t.TempDir(), "AOS_LOG_LEVEL=warn"}
+	up := start(t, bin, env, "up")
+	var seen strings.Builder
+	up.expect(t, regexp.MustCompile(`setup token: `), &seen)
+	waitHealthy(t, "http://"+addr, &seen)
+	s, err := hoststate.Open(filepath.Join(dataDir, "host"), "host-state", hoststate.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Update(t.Context(), func(snap hoststate.Snapshot) (json.RawMessage, error) {
+		var st hoststate.State
+		if err := json.Unmarshal(snap.State, &st); err != nil || st.Device == nil || st.Device.PID != up.cmd.Process.Pid {
+			return nil, fmt.Errorf("no lease of aos up in %s: %v", snap.State, err)
+		}
+		st.Device.Token.Token = "another-owner"
+		return json.Marshal(st)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.expect(t, regexp.MustCompile(`stopped its work: .*lease_lost`), &seen)
+	if code := up.exit(t); code == 0 {
+		t.Fatalf("aos up exit 0 after losing its lease:\n%s", seen.String())
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "control", "aos.sock")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the control socket outlived the lease: %v", err)
 	}
 }

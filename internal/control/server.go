@@ -21,6 +21,10 @@ import (
 	"github.com/aos-run/aos/internal/mission"
 )
 
+// idleTimeout closes a request connection that sends nothing for this
+// long (an event stream has none).
+const idleTimeout = 5 * time.Minute
+
 // SocketName is the socket's file name in its directory.
 const SocketName = "aos.sock"
 
@@ -188,6 +192,7 @@ func (s *Server) serveConn(ctx context.Context, c *net.UnixConn) {
 		return
 	}
 	for {
+		_ = c.SetReadDeadline(time.Now().Add(idleTimeout))
 		b, err := ReadFrame(c)
 		if err != nil {
 			var ce *Error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"time"
 )
 
 // subscribe turns the connection into an event stream: the response with
@@ -40,6 +41,7 @@ func (s *Server) subscribe(ctx context.Context, c *net.UnixConn, env Envelope) {
 		CorrelationID: env.MessageID, Operation: opSubscribe, Payload: p}); err != nil {
 		return
 	}
+	_ = c.SetReadDeadline(time.Time{})
 	// The client sends nothing more; a read returning means it left.
 	gone := make(chan struct{})
 	go func() {
