@@ -20,15 +20,26 @@ func NewClient(path string) *Client { return &Client{path: path} }
 // NewCommandID returns a fresh command_id.
 func NewCommandID() string { return "cmd_" + randomID() }
 
-func (c *Client) dial(ctx context.Context) (*net.UnixConn, error) {
+// conn is a client connection whose reads and writes end with ctx.
+type conn struct {
+	*net.UnixConn
+	stop func() bool
+}
+
+// Close closes the connection and forgets ctx.
+func (c *conn) Close() error {
+	c.stop()
+	return c.UnixConn.Close()
+}
+
+func (c *Client) dial(ctx context.Context) (*conn, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.path)
+	nc, err := d.DialContext(ctx, "unix", c.path)
 	if err != nil {
 		return nil, fmt.Errorf("control: dial the local socket: %w", err)
 	}
-	uc := conn.(*net.UnixConn)
-	context.AfterFunc(ctx, func() { uc.SetDeadline(time.Unix(1, 0)) })
-	return uc, nil
+	uc := nc.(*net.UnixConn)
+	return &conn{UnixConn: uc, stop: context.AfterFunc(ctx, func() { _ = uc.SetDeadline(time.Unix(1, 0)) })}, nil
 }
 
 // Available reports whether a server answers on the socket.
