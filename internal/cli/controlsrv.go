@@ -10,9 +10,10 @@ import (
 )
 
 // serveControl serves the data dir's local control socket (seed 002 S11)
-// with svc until ctx ends. Only the server that aos up runs calls it: aos
-// up's device singleton makes it the socket's one owner.
-func serveControl(ctx context.Context, dataDir string, svc *mission.Service, log *slog.Logger, version string) (wait func(), err error) {
+// with svc until ctx ends or stop is called (stop waits for it). Only the
+// server that aos up runs calls it: aos up's device singleton makes it the
+// socket's one owner.
+func serveControl(ctx context.Context, dataDir string, svc *mission.Service, log *slog.Logger, version string) (stop func(), err error) {
 	cmds, err := hoststate.Open(hostStateDir(dataDir), "control-commands", hoststate.Hooks{})
 	if err != nil {
 		return nil, err
@@ -25,6 +26,7 @@ func serveControl(ctx context.Context, dataDir string, svc *mission.Service, log
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -32,5 +34,5 @@ func serveControl(ctx context.Context, dataDir string, svc *mission.Service, log
 			log.Error("control socket stopped", "err", err.Error())
 		}
 	}()
-	return func() { <-done }, nil
+	return func() { cancel(); <-done }, nil
 }

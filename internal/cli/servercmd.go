@@ -71,6 +71,14 @@ func NewServerCmd(version string) *cobra.Command {
 				_ = ln.Close()
 				return err
 			}
+			if withControl {
+				stopControl, err := serveControl(ctx, cfg.DataDir, svc, log, version)
+				if err != nil {
+					_ = ln.Close()
+					return err
+				}
+				defer stopControl()
+			}
 			sch := "http"
 			if tlsCfg != nil {
 				ln, sch = tls.NewListener(ln, tlsCfg), "https"
@@ -92,14 +100,6 @@ func NewServerCmd(version string) *cobra.Command {
 				}
 			}
 			go pruneAuth(ctx, authSvc, log, 10*time.Minute)
-			if withControl {
-				wait, err := serveControl(ctx, cfg.DataDir, svc, log, version)
-				if err != nil {
-					_ = ln.Close()
-					return err
-				}
-				defer wait()
-			}
 			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies}), log)
 		},
 	}
