@@ -70,6 +70,17 @@ func TestUpLocalNoLogin(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "partial") {
 		t.Fatalf("aos mission ls: %d\n%s", r.code, r.out)
 	}
+	id := regexp.MustCompile(`mission (\S+) created`).FindStringSubmatch(timeline.String())
+	if id == nil {
+		t.Fatalf("no mission id in:\n%s", timeline.String())
+	}
+	if r := run(t, bin, env, "mission", "show", id[1][:8]); r.code != 0 || !strings.Contains(r.out, "partial") || !strings.Contains(r.out, "no pending waits") {
+		t.Fatalf("aos mission show: %d\n%s", r.code, r.out)
+	}
+	// Watching an ended mission replays its timeline from the journal.
+	if r := run(t, bin, env, "mission", "watch", id[1]); r.code != 6 || !strings.Contains(r.out, "[exit code 0]") {
+		t.Fatalf("aos mission watch of the ended mission: %d\n%s", r.code, r.out)
+	}
 	// A second aos up is refused and mints nothing.
 	if code, out := runBounded(t, bin, env, "up"); code == 0 || !strings.Contains(out, "already running") || strings.Contains(out, "aos_setup_") {
 		t.Fatalf("second aos up: %d\n%s", code, out)
