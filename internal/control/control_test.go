@@ -2,6 +2,8 @@ package control_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,8 +15,17 @@ import (
 	"testing"
 
 	"github.com/aos-run/aos/internal/control"
+	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/mission"
 )
+
+// argsSHA is the record's hash of an operation's arguments, as the client
+// sends them.
+func argsSHA(op string, args any) string {
+	b, _ := json.Marshal(args)
+	sum := sha256.Sum256(append([]byte(op+"\x00"), b...))
+	return hex.EncodeToString(sum[:])
+}
 
 func TestSocketModes(t *testing.T) {
 	t.Parallel()
@@ -157,6 +168,26 @@ func TestIdempotency(t *testing.T) {
 	}
 	if r, err := f.client.CallResponse(ctx, control.OpMissionCancel, "cmd-3", control.MissionArgs{MissionID: first.ID}, nil); err != nil || !r.Replayed {
 		t.Fatalf("repeat cancel: %+v %v", r, err)
+	}
+	// A record left pending by a daemon killed between the call and its
+	// result: the outcome is unknown, so a repeat is invalid_state and
+	// calls nothing.
+	if _, err := f.cmds.Update(ctx, func(snap hoststate.Snapshot) (json.RawMessage, error) {
+		var st map[string]any
+		if err := json.Unmarshal(snap.State, &st); err != nil {
+			return nil, err
+		}
+		st["commands"].(map[string]any)["cmd-4"] = map[string]any{"operation": control.OpMissionCreate, "argsSha256": argsSHA(control.OpMissionCreate, req), "status": "pending", "at": 1}
+		return json.Marshal(st)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.missions(t))
+	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-4", req, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidState}) {
+		t.Fatalf("repeat of a pending command: %v", err)
+	}
+	if len(f.missions(t)) != before {
+		t.Fatal("a repeat of a pending command created a mission")
 	}
 	// No command_id on a mutation: refused, nothing created.
 	n := len(f.missions(t))
