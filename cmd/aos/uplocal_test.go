@@ -14,6 +14,7 @@ import (
 	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
+	"github.com/aos-run/aos/internal/store/storetest"
 )
 
 // TestUpLocalNoLogin is issue 15's "done when": on one machine, with no
@@ -23,12 +24,23 @@ import (
 // mission to its end. A second aos up is refused.
 func TestUpLocalNoLogin(t *testing.T) {
 	bin := buildAOS(t)
+	for _, driver := range storetest.Drivers() {
+		t.Run(driver, func(t *testing.T) { upLocalNoLogin(t, bin, driver) })
+	}
+}
+
+func upLocalNoLogin(t *testing.T, bin, driver string) {
 	srv := scripttest.Start(t, upFlowScript)
 	root := t.TempDir()
 	addr := freeAddr(t)
 	dataDir := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(), "AOS_DATA_DIR=" + dataDir,
 		"AOS_ADDR=" + addr, "AOS_WORKSPACE_ROOT=" + root, "ANTHROPIC_BASE_URL=" + srv.URL(), "AOS_LOG_LEVEL=warn"}
+	if driver == "postgres" {
+		db := storetest.New(t, "postgres")
+		_ = db.Store.Close()
+		env = append(env, "AOS_DATABASE_URL="+db.DSN)
+	}
 	up := start(t, bin, env, "up")
 	var seen strings.Builder
 	up.expect(t, regexp.MustCompile(`setup token: `), &seen)
