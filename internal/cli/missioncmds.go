@@ -46,7 +46,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 		Use:   `create "objective" [--criteria TEXT]... [--project ID | --workspace DIR] [flags]`,
 		Short: "Create a mission; --watch follows it to the end",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			if f.project == "" && f.workspace == "" {
 				return usage("give --project ID or --workspace DIR (a directory under the server's workspace root)")
 			}
@@ -109,7 +109,7 @@ func (e *clientEnv) newMissionLsCmd() *cobra.Command {
 		Use:   "ls [--status S] [--project ID]",
 		Short: "List missions, newest first",
 		Args:  argsUsage(cobra.NoArgs),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, _ []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, _ []string) error {
 			projectID, err := projectIDOf(ctx, c, project)
 			if err != nil {
 				return err
@@ -153,7 +153,7 @@ func (e *clientEnv) newMissionShowCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show a mission, its runs and its pending waits (ID may be a unique prefix)",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -222,7 +222,7 @@ func (e *clientEnv) newMissionCancelCmd() *cobra.Command {
 		Use:   "cancel ID",
 		Short: "Request a mission's cancellation",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -248,7 +248,7 @@ func (e *clientEnv) newMissionMessageCmd() *cobra.Command {
 		Use:   `message ID "text"`,
 		Short: "Send a steering message to a mission's agent (its root run)",
 		Args:  argsUsage(cobra.ExactArgs(2)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -274,7 +274,7 @@ func (e *clientEnv) newMissionMessageCmd() *cobra.Command {
 
 // resolveMission turns a unique prefix of a mission id (as aos mission ls
 // shows) into the id, among the newest 1000 missions.
-func resolveMission(ctx context.Context, c *client.Client, id string) (string, error) {
+func resolveMission(ctx context.Context, c missionAPI, id string) (string, error) {
 	if len(id) >= fullIDLen {
 		return id, nil
 	}
@@ -292,7 +292,7 @@ func resolveMission(ctx context.Context, c *client.Client, id string) (string, e
 }
 
 // resolveWait turns a unique prefix of a pending wait's id into the id.
-func resolveWait(ctx context.Context, c *client.Client, id string) (string, error) {
+func resolveWait(ctx context.Context, c missionAPI, id string) (string, error) {
 	if len(id) >= fullIDLen {
 		return id, nil
 	}

@@ -149,7 +149,7 @@ func (e *clientEnv) newProjectRenameCmd() *cobra.Command {
 
 // projectIDOf is the full id of the project named by id or a unique prefix
 // of it (aos project ls shows ids a user may shorten); "" stays "".
-func projectIDOf(ctx context.Context, c *client.Client, id string) (string, error) {
+func projectIDOf(ctx context.Context, c missionAPI, id string) (string, error) {
 	if id == "" {
 		return "", nil
 	}
@@ -158,7 +158,7 @@ func projectIDOf(ctx context.Context, c *client.Client, id string) (string, erro
 }
 
 // resolveProject finds the project whose id is id or starts with it.
-func resolveProject(ctx context.Context, c *client.Client, id string) (mission.Project, error) {
+func resolveProject(ctx context.Context, c missionAPI, id string) (mission.Project, error) {
 	ps, err := c.ListProjects(ctx)
 	if err != nil {
 		return mission.Project{}, err

@@ -31,7 +31,7 @@ const DefaultAddr = "127.0.0.1:8640"
 // on AOS_ADDR. It never runs agent code; it talks to workers only through
 // the database.
 func NewServerCmd(version string) *cobra.Command {
-	var noSetupToken bool
+	var noSetupToken, withControl bool
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the HTTP API (/api/v1) and the events WebSocket on AOS_ADDR (" + DefaultAddr + " by default)",
@@ -77,6 +77,14 @@ func NewServerCmd(version string) *cobra.Command {
 				_ = ln.Close()
 				return err
 			}
+			if withControl {
+				stopControl, err := serveControl(ctx, cfg.DataDir, svc, log, version)
+				if err != nil {
+					_ = ln.Close()
+					return err
+				}
+				defer stopControl()
+			}
 			sch := "http"
 			if tlsCfg != nil {
 				ln, sch = tls.NewListener(ln, tlsCfg), "https"
@@ -104,6 +112,7 @@ func NewServerCmd(version string) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&noSetupToken, "no-setup-token", false, "do not issue a setup token on first run (aos up issues it)")
+	cmd.Flags().BoolVar(&withControl, "control", false, "also serve the data dir's local control socket (aos up, which owns the data dir, passes it)")
 	return cmd
 }
 

@@ -32,7 +32,7 @@ on.
 Exit codes: 0 done, 6 partial, 7 blocked, failed or out of budget,
 130 cancelled (or interrupted), and the client's codes (docs/CLI.md).`,
 		Args: argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -46,7 +46,7 @@ Exit codes: 0 done, 6 partial, 7 blocked, failed or out of budget,
 
 // watcher prints one mission's live timeline from the events socket.
 type watcher struct {
-	c         *client.Client
+	c         missionAPI
 	out, err  io.Writer
 	pr        *eventPrinter
 	json      bool
@@ -56,7 +56,7 @@ type watcher struct {
 }
 
 // watch follows missionID until it ends or ctx (Ctrl-C) stops it.
-func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c *client.Client, missionID string, asJSON bool) error {
+func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c missionAPI, missionID string, asJSON bool) error {
 	ctx, stop := signalContext(ctx)
 	defer stop()
 	m, err := c.GetMission(ctx, missionID)

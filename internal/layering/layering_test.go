@@ -42,6 +42,12 @@ var rules = []struct {
 	// Owner security rests on the store alone; front ends call it.
 	{pkg: "internal/auth", forbidden: []string{"internal/mission", "internal/kernel", "internal/engine", "internal/provider", "internal/tool",
 		"internal/policy", "internal/sandbox", "internal/api", "internal/cli", "internal/worker", "internal/console"}},
+	// Host state is stdlib only.
+	{pkg: "internal/hoststate", onlyOwn: true},
+	// The control socket is a front end: it calls mission, never the store
+	// or another front end.
+	{pkg: "internal/control", forbidden: []string{"internal/store", "internal/cli", "internal/api", "internal/console", "internal/client",
+		"internal/engine", "internal/worker", "internal/sandbox", "internal/provider", "internal/tool"}},
 	// The API client speaks HTTP with the mission and api types only.
 	{pkg: "internal/client", forbidden: []string{"internal/kernel", "internal/store", "internal/engine", "internal/worker", "internal/cli",
 		"internal/provider", "internal/tool", "internal/policy", "internal/sandbox"}},
