@@ -116,8 +116,16 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	if l.OnLine != nil {
 		stopTail = tailLines(outPath, l.OnLine)
 	}
+	// The engine's own program (and a wrapper's) may live where the
+	// sandbox hides by default (HOME, the temp dirs): show it, read-only.
+	var expose []string
+	for _, v := range [][]string{l.Argv, l.Wrap} {
+		if len(v) > 0 && filepath.IsAbs(v[0]) {
+			expose = append(expose, v[0])
+		}
+	}
 	out, err := sb.Run(ctx, sandbox.Spec{Argv: argv, Workspace: l.Workspace, TmpDir: l.Dirs.TmpDir, Home: l.Dirs.Home,
-		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles})
+		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles, Expose: expose})
 	stopTail()
 	if err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: run engine in the sandbox: %w", err)

@@ -18,7 +18,7 @@ type plan struct {
 	covers               []cover
 	hidden               []string // empty read-only tmpfs: home dirs, other runs' dirs
 	exposed              []string // read-only binds back inside hidden dirs
-	expose               []string // Spec.expose
+	expose               []string // Spec.Expose
 	blockFD              int      // bwrap waits on it before the command (network open); 0 = none
 	network              Network
 	devDir               string // private device nodes; "" means --dev /dev
@@ -40,7 +40,7 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.expose, extraFiles: spec.ExtraFiles}
+	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, extraFiles: spec.ExtraFiles}
 	if p.network == "" {
 		p.network = NetworkNone
 	}

@@ -39,7 +39,11 @@ type Spec struct {
 	// purpose, such as the external-engine proxy's control socket.
 	ExtraFiles []*os.File
 
-	expose []string // more paths shown read-only inside hidden dirs (the probe's root)
+	// Expose are more absolute paths shown read-only inside the hidden
+	// directories (the owner's HOME, /root, /home, the run-dir base), for
+	// a program the command runs that lives there (an external engine's
+	// binary) or the probe's root. Protected paths stay hidden.
+	Expose []string
 }
 
 // Outcome is how a command ended.
