@@ -23,7 +23,8 @@ const (
 )
 
 // Built-in defaults, the same as aos run's flags. There is no built-in
-// model: without a default_model setting a request must name one.
+// model: DefaultModel chooses one from the settings or the available
+// providers, else a request must name one.
 const (
 	DefaultBudgetUSD = 5.0
 	DefaultMaxTurns  = 100
@@ -204,9 +205,10 @@ func gitMsg(err error) string {
 }
 
 func (s *Service) applyDefaults(ctx context.Context, in *engine.Input, b *kernel.Budget) error {
-	var model, effort string
+	var effort string
 	if in.Model == "" {
-		if _, err := s.setting(ctx, SettingDefaultModel, &model); err != nil {
+		model, err := s.DefaultModel(ctx)
+		if err != nil {
 			return err
 		}
 		in.Model = model
