@@ -20,9 +20,9 @@ var keyedProviders = []struct {
 // it, and how to choose one.
 func errNoModel() error {
 	return invalid("no model given, no default model set, and no model is available (no provider API key is set): " +
-	"give one (--model ID, or \"model\" in the request), set a default (aos settings set --default-model ID), " +
-	"or set ANTHROPIC_API_KEY or OPENAI_API_KEY; aos models lists the models. " +
-	"Without a key, run the scripted model server (aos dev model-server) and use --model script:NAME")
+		"give one (--model ID, or \"model\" in the request), set a default (aos settings set --default-model ID), " +
+		"or set ANTHROPIC_API_KEY or OPENAI_API_KEY; aos models lists the models. " +
+		"Without a key, run the scripted model server (aos dev model-server) and use --model script:NAME")
 }
 
 // DefaultModel returns the model a mission gets when it names none: the
