@@ -46,6 +46,10 @@ type Deps struct {
 	// ContextWindow is the context window assumed for models whose window
 	// is unknown (200 000 by default).
 	ContextWindow int64
+	// Local says the loop runs missions of `aos run` in that process
+	// (LocalLogicName): what it tells the owner to do applies to that
+	// terminal, not to a worker. LocalAgentLogic sets it.
+	Local bool
 }
 
 // Limits of the loop (seed §5).
@@ -77,6 +81,25 @@ func AgentLogic(d Deps) kernel.Logic {
 		l := &loop{d: d, rc: rc, in: in, a: a, fileState: map[string]string{}}
 		return l.run()
 	}
+}
+
+// LocalAgentLogic is AgentLogic for the missions `aos run` runs in its own
+// process (LocalLogicName).
+func LocalAgentLogic(d Deps) kernel.Logic {
+	d.Local = true
+	return AgentLogic(d)
+}
+
+// missingKeySummary is the summary of a mission blocked because the key of
+// its model's provider is not set: what to do, with the mission's real id,
+// where the mission runs.
+func missingKeySummary(local bool, envVar, missionID string) string {
+	if local {
+		return "No API key for the model's provider: set " + envVar + " in this shell's environment (export " + envVar +
+			"=…), then run the mission again with aos run (mission " + missionID + " stays blocked)."
+	}
+	return "No API key for the model's provider: set " + envVar + " in the worker's environment and restart it (aos up), " +
+		"then retry the mission: aos mission retry " + missionID
 }
 
 // loop is one execution of the agent loop; all of it is rebuilt on replay.
@@ -281,7 +304,7 @@ func (l *loop) turnOnce() (res kernel.Result, done bool, err error) {
 	}
 	if f := mr.Failure; f != nil {
 		if f.MissingKey != "" {
-			return l.end(kernel.StatusBlocked, "No API key for the model's provider: set "+f.MissingKey+" in the worker's environment (restart it), then retry the mission (aos mission retry ID).", nil, nil)
+			return l.end(kernel.StatusBlocked, missingKeySummary(l.d.Local, f.MissingKey, l.rc.MissionID()), nil, nil)
 		}
 		return l.end(kernel.StatusBlocked, "The model call failed: "+f.Message, nil, nil)
 	}
