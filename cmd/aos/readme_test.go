@@ -41,7 +41,7 @@ func TestREADMEAsWritten(t *testing.T) {
 	if _, err := os.Stat("/usr/local/go/bin/go"); err != nil {
 		t.Skip("the README's scripts expect Go at /usr/local/go/bin")
 	}
-	for _, tool := range []string{"git", "bwrap"} {
+	for _, tool := range []string{"git", "bwrap", "rg", "slirp4netns"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed (scripts/run.sh would install it with apt)", tool)
 		}
