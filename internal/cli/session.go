@@ -98,9 +98,10 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 		return err
 	}
 	deps := worker.EngineDeps(s.k, s.cfg.DataDir, sb, s.adapter)
+	deps.Local = true // every mission of this session runs here, at this terminal
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
-	logics[engine.LocalLogicName] = engine.LocalAgentLogic(deps) // aos run's own missions
+	logics[engine.LocalLogicName] = logics[engine.LogicName] // aos run's own missions
 
 	wctx, stopWorker := context.WithCancel(context.Background())
 	workerDone := make(chan error, 1)

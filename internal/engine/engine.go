@@ -46,9 +46,9 @@ type Deps struct {
 	// ContextWindow is the context window assumed for models whose window
 	// is unknown (200 000 by default).
 	ContextWindow int64
-	// Local says the loop runs missions of `aos run` in that process
-	// (LocalLogicName): what it tells the owner to do applies to that
-	// terminal, not to a worker. LocalAgentLogic sets it.
+	// Local says the loop runs in the process of `aos run` or `aos
+	// resume`: what it tells the owner to do applies to that terminal, not
+	// to a worker.
 	Local bool
 }
 
@@ -81,13 +81,6 @@ func AgentLogic(d Deps) kernel.Logic {
 		l := &loop{d: d, rc: rc, in: in, a: a, fileState: map[string]string{}}
 		return l.run()
 	}
-}
-
-// LocalAgentLogic is AgentLogic for the missions `aos run` runs in its own
-// process (LocalLogicName).
-func LocalAgentLogic(d Deps) kernel.Logic {
-	d.Local = true
-	return AgentLogic(d)
 }
 
 // missingKeySummary is the summary of a mission blocked because the key of

@@ -1,8 +1,6 @@
 package mission
 
 import (
-	"context"
-
 	"github.com/aos-run/aos/internal/provider"
 )
 
@@ -25,21 +23,13 @@ func errNoModel() error {
 		"Without a key, run the scripted model server (aos dev model-server) and use --model script:NAME")
 }
 
-// DefaultModel returns the model a mission gets when it names none: the
-// owner's default_model setting, else the default model of the first
-// available provider (Anthropic, then OpenAI) — one whose API key is set.
-// A base URL alone does not make a provider available: the scripted model
-// server behind ANTHROPIC_BASE_URL serves only script:NAME models, which a
-// mission must name. With neither, it returns an invalid-input error that
-// says how to choose one.
-func (s *Service) DefaultModel(ctx context.Context) (string, error) {
-	var model string
-	if _, err := s.setting(ctx, SettingDefaultModel, &model); err != nil {
-		return "", err
-	}
-	if model != "" {
-		return model, nil
-	}
+// availableModel returns the default model of the first available
+// provider (Anthropic, then OpenAI): one whose API key is set. A base URL
+// alone does not make a provider available: the scripted model server
+// behind ANTHROPIC_BASE_URL serves only script:NAME models, which a mission
+// must name. With none, it returns an invalid-input error that says how to
+// choose a model.
+func (s *Service) availableModel() (string, error) {
 	for _, p := range keyedProviders {
 		if s.opts.Getenv(p.key) == "" {
 			continue

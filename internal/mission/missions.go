@@ -23,8 +23,8 @@ const (
 )
 
 // Built-in defaults, the same as aos run's flags. There is no built-in
-// model: DefaultModel chooses one from the settings or the available
-// providers, else a request must name one.
+// model: without one named or set as a default, the mission gets the first
+// available model (availableModel), else it is refused.
 const (
 	DefaultBudgetUSD = 5.0
 	DefaultMaxTurns  = 100
@@ -148,6 +148,13 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if req.MaxWallSec != nil {
 		b.WallSec = *req.MaxWallSec
 	}
+	if in.Model == "" {
+		// Nothing named a model: the first available one, else a refusal
+		// that says how to choose one.
+		if in.Model, err = s.availableModel(); err != nil {
+			return Mission{}, err
+		}
+	}
 	if err := in.Validate(); err != nil {
 		return Mission{}, translate("validate", err)
 	}
@@ -205,10 +212,9 @@ func gitMsg(err error) string {
 }
 
 func (s *Service) applyDefaults(ctx context.Context, in *engine.Input, b *kernel.Budget) error {
-	var effort string
+	var model, effort string
 	if in.Model == "" {
-		model, err := s.DefaultModel(ctx)
-		if err != nil {
+		if _, err := s.setting(ctx, SettingDefaultModel, &model); err != nil {
 			return err
 		}
 		in.Model = model
