@@ -29,7 +29,7 @@ func TestDefaultModel(t *testing.T) {
 		{name: "Anthropic key", env: map[string]string{"ANTHROPIC_API_KEY": "k"}, want: "claude-opus-5-5"},
 		{name: "OpenAI key", env: map[string]string{"OPENAI_API_KEY": "k"}, want: "gpt-6.1-sol"},
 		{name: "both keys: Anthropic first", env: map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}, want: "claude-opus-5-5"},
-		{name: "the owner's setting wins", env: map[string]string{"ANTHROPIC_API_KEY": "k"}, setting: "script:hello", want: "script:hello"},
+		{name: "the owner's setting wins", env: map[string]string{"ANTHROPIC_API_KEY": "k"}, setting: "claude-haiku-5-5", want: "claude-haiku-5-5"},
 		{name: "the owner's setting without keys", setting: "gpt-6-luna", want: "gpt-6-luna"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
