@@ -93,7 +93,7 @@ func newUpCmd(version string) *cobra.Command {
 			if err := os.MkdirAll(cfg.WorkspaceRoot, 0o755); err != nil {
 				return fmt.Errorf("aos up: create the workspace root %s: %w", cfg.WorkspaceRoot, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at %s/api/v1; Ctrl-C to stop\n", version, where, url)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s on %s; API at %s/api/v1; Ctrl-C to stop\n", banner("aos up", version), where, url)
 			fmt.Fprintf(cmd.OutOrStdout(), "projects live under %s (AOS_WORKSPACE_ROOT)\n", cfg.WorkspaceRoot)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()

@@ -122,3 +122,14 @@ func env(w io.Writer) (config.Config, *slog.Logger, error) {
 func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(parent, syscall.SIGINT, syscall.SIGTERM)
 }
+
+// banner is what a long-running command calls itself when it starts:
+// "aos up", or "aos up (version 1.2.0)" for a release build. A development
+// build's version, "dev", is left out: "aos dev up" reads as another
+// command.
+func banner(what, version string) string {
+	if version == "" || version == "dev" {
+		return what
+	}
+	return what + " (version " + version + ")"
+}

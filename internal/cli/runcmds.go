@@ -45,7 +45,7 @@ func newRunCmd(version string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] \"objective\"",
 		Short: "Run one mission in this process and stream its timeline; exit 0 done, 2 partial, 3 blocked/failed/budget, 130 cancelled",
-		Args:  cobra.ExactArgs(1),
+		Args:  objectiveArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch f.onAsk {
 			case "wait", "deny":
@@ -137,6 +137,20 @@ func (s *session) create(ctx context.Context, f runFlags, objective string) (str
 		fmt.Fprintln(s.out, s.label)
 	}
 	return mid, nil
+}
+
+// objectiveArg requires the one argument of aos run, the objective: when it
+// is missing (or split into several words without quotes), it says so,
+// prints the usage on stderr and exits 2.
+func objectiveArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 && strings.TrimSpace(args[0]) != "" {
+		return nil
+	}
+	fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
+	if len(args) > 1 {
+		return usage("give the objective as one argument, in quotes (got %d arguments): %s", len(args), cmd.UseLine())
+	}
+	return usage("the objective is missing: %s", cmd.UseLine())
 }
 
 func newResumeCmd(version string) *cobra.Command {

@@ -94,7 +94,7 @@ func NewServerCmd(version string) *cobra.Command {
 				_ = ln.Close()
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: API on %s://%s%s (%s); Ctrl-C to stop\n", version, sch, ln.Addr(), api.Prefix, st.Dialect())
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: API on %s://%s%s (%s); Ctrl-C to stop\n", banner("aos server", version), sch, ln.Addr(), api.Prefix, st.Dialect())
 			if w := plainHTTPWarning(ln.Addr().String(), sch, authSvc.PublicOrigin()); w != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "aos server: "+w)
 				log.Warn("plain HTTP on a non-loopback address", "addr", ln.Addr().String())

@@ -99,6 +99,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 		return err
 	}
 	deps := worker.EngineDeps(s.k, s.cfg.DataDir, sb, s.adapter)
+	deps.Local = true // every mission of this session runs here, at this terminal
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
 	logics[engine.LocalLogicName] = logics[engine.LogicName] // aos run's own missions

@@ -53,6 +53,7 @@ type watcher struct {
 	missionID string
 	rootRun   string
 	status    string // the mission's final status, once known
+	gate      *deltaGate
 }
 
 // watch follows missionID until it ends or ctx (Ctrl-C) stops it.
@@ -64,7 +65,7 @@ func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c missionAPI,
 		return err
 	}
 	w := &watcher{c: c, out: cmd.OutOrStdout(), err: cmd.ErrOrStderr(), pr: &eventPrinter{out: cmd.OutOrStdout(), quiet: asJSON},
-		json: asJSON, missionID: m.ID, rootRun: m.RootRunID}
+		json: asJSON, missionID: m.ID, rootRun: m.RootRunID, gate: newDeltaGate()}
 	err = c.Follow(ctx, client.FollowOptions{MissionID: m.ID, OnEvent: func(e mission.Event) error { return w.event(ctx, e) }, MinBackoff: e.followBackoff,
 		OnReconnect: func(cause error, cursor int64) {
 			fmt.Fprintf(w.err, "aos: events connection lost (%s); resuming after event %d\n", oneLine(cause.Error(), 160), cursor)
@@ -92,7 +93,17 @@ func outcome(id, status string) error {
 	return &exitError{code: exitUnfinished, msg: "mission " + id + " ended " + status}
 }
 
+// event shows e, and the live model text it releases, in timeline order.
 func (w *watcher) event(ctx context.Context, e mission.Event) error {
+	for _, x := range w.gate.admit(e) {
+		if err := w.show(ctx, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *watcher) show(ctx context.Context, e mission.Event) error {
 	if w.json {
 		b, err := json.Marshal(e)
 		if err != nil {

@@ -46,6 +46,10 @@ type Deps struct {
 	// ContextWindow is the context window assumed for models whose window
 	// is unknown (200 000 by default).
 	ContextWindow int64
+	// Local says the loop runs in the process of `aos run` or `aos
+	// resume`: what it tells the owner to do applies to that terminal, not
+	// to a worker.
+	Local bool
 }
 
 // Limits of the loop (seed §5).
@@ -77,6 +81,18 @@ func AgentLogic(d Deps) kernel.Logic {
 		l := &loop{d: d, rc: rc, in: in, a: a, fileState: map[string]string{}, model: in.Model, used: map[string]bool{in.Model: true}}
 		return l.run()
 	}
+}
+
+// missingKeySummary is the summary of a mission blocked because the key of
+// its model's provider is not set: what to do, with the mission's real id,
+// where the mission runs.
+func missingKeySummary(local bool, envVar, missionID string) string {
+	if local {
+		return "No API key for the model's provider: set " + envVar + " in this shell's environment (export " + envVar +
+			"=…), then run the mission again with aos run (mission " + missionID + " stays blocked)."
+	}
+	return "No API key for the model's provider: set " + envVar + " in the worker's environment and restart it (aos up), " +
+		"then retry the mission: aos mission retry " + missionID
 }
 
 // loop is one execution of the agent loop; all of it is rebuilt on replay.
@@ -302,7 +318,7 @@ func (l *loop) turnOnce() (res kernel.Result, done bool, err error) {
 	}
 	if f := mr.Failure; f != nil {
 		if f.MissingKey != "" {
-			return l.end(kernel.StatusBlocked, "No API key for the model's provider: set "+f.MissingKey+" in the worker's environment (restart it), then retry the mission (aos mission retry ID).", nil, nil)
+			return l.end(kernel.StatusBlocked, missingKeySummary(l.d.Local, f.MissingKey, l.rc.MissionID()), nil, nil)
 		}
 		if f.Blocker != "" {
 			return l.blocked(f)

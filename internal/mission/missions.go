@@ -23,7 +23,8 @@ const (
 )
 
 // Built-in defaults, the same as aos run's flags. There is no built-in
-// model: without a default_model setting a request must name one.
+// model: without one named or set as a default, the mission gets the first
+// available model (availableModel), else it is refused.
 const (
 	DefaultBudgetUSD = 5.0
 	DefaultMaxTurns  = 100
@@ -160,6 +161,13 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	}
 	if req.MaxWallSec != nil {
 		b.WallSec = *req.MaxWallSec
+	}
+	if in.Model == "" {
+		// Nothing named a model: the first available one, else a refusal
+		// that says how to choose one.
+		if in.Model, err = s.availableModel(); err != nil {
+			return Mission{}, err
+		}
 	}
 	if err := in.Validate(); err != nil {
 		return Mission{}, translate("validate", err)
