@@ -14,14 +14,23 @@ import (
 
 // TestDeathBeforeGoRunsNothing: a worker SIGKILLed after its sandboxed
 // command has started (the lifeline's "ready" arrived) but before it
-// wrote "go" leaves nothing behind, and the command never acts. The
-// control run, not killed, shows that the command does act.
+// wrote "go" leaves nothing behind, and the command never acts. In
+// bwrap_outlives_aos, bwrap is started so that it does not die with the
+// worker, as bwrap's child can when aos dies while bwrap starts (it arms
+// its parent-death signal only after the fork): only the lifeline then
+// stands between the worker's death and the command. The control run, not
+// killed, shows that the command does act.
 func TestDeathBeforeGoRunsNothing(t *testing.T) {
 	t.Parallel()
+	realBwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bwrap not installed")
+	}
 	for _, c := range []struct {
-		name string
-		kill bool
-	}{{"killed_before_go", true}, {"control_not_killed", false}} {
+		name     string
+		kill     bool
+		detached bool
+	}{{"killed_before_go", true, false}, {"bwrap_outlives_aos", true, true}, {"control_not_killed", false, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ws := realTemp(t)
@@ -30,7 +39,11 @@ func TestDeathBeforeGoRunsNothing(t *testing.T) {
 			if c.kill {
 				mode = "kill"
 			}
-			worker := exec.Command(os.Args[0], "helper", "run-until-go", ws, file, mode)
+			args := []string{"helper", "run-until-go", ws, file, mode}
+			if c.detached {
+				args = append(args, detachedBwrap(t, realBwrap))
+			}
+			worker := exec.Command(os.Args[0], args...)
 			worker.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 			if err := worker.Start(); err != nil {
 				t.Fatal(err)
@@ -67,4 +80,17 @@ func TestDeathBeforeGoRunsNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// detachedBwrap writes a bwrap stand-in that runs the real one under a
+// forked shell, which has no parent-death signal: when the worker dies,
+// that shell and so bwrap (--die-with-parent) and its sandbox live on.
+func detachedBwrap(t *testing.T, real string) string {
+	t.Helper()
+	p := filepath.Join(realTemp(t), "bwrap")
+	script := "#!/bin/sh\n/bin/sh -c '\"$0\" \"$@\"; exit $?' " + real + " \"$@\" &\nwait $!\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -70,9 +70,12 @@ func helper(args []string) int {
 		out, err := sb.Run(context.Background(), sandbox.Spec{Command: "sleep " + args[1], Workspace: ws, Network: sandbox.Network(strings.TrimPrefix(mode, "probe"))})
 		fmt.Println(out, err)
 		return 0
-	case "run-until-go": // a "worker" that dies between the lifeline's ready and go: run-until-go WORKSPACE FILE kill|live
+	case "run-until-go": // a "worker" that dies between the lifeline's ready and go: run-until-go WORKSPACE FILE kill|live [BWRAP]
 		ws, file := args[1], args[2]
 		cfg := sandbox.Config{}
+		if len(args) > 4 {
+			cfg.BwrapPath = args[4]
+		}
 		if args[3] == "kill" {
 			cfg = sandbox.WithBeforeGo(cfg, func(argv []string) {
 				if !strings.Contains(strings.Join(argv, " "), file) {
