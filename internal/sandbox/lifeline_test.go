@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -44,30 +45,40 @@ func TestDeathBeforeGoRunsNothing(t *testing.T) {
 				args = append(args, detachedBwrap(t, realBwrap))
 			}
 			worker := exec.Command(os.Args[0], args...)
-			worker.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			// A short TMPDIR: the probe's unix socket path must fit.
+			tmp, err := os.MkdirTemp("", "aos-ll-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.RemoveAll(tmp) })
+			worker.Env = append(os.Environ(), "TMPDIR="+tmp)
+			var out bytes.Buffer
+			worker.Stdout, worker.Stderr = &out, &out
 			if err := worker.Start(); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
 			exited := make(chan error, 1)
 			go func() { exited <- worker.Wait() }()
-			var err error
 			select {
 			case err = <-exited:
 			case <-time.After(30 * time.Second):
+				_ = worker.Process.Kill()
+				<-exited
 				t.Fatal("worker did not end")
 			}
 			if !c.kill {
 				if err != nil {
-					t.Fatalf("worker: %v", err)
+					t.Fatalf("worker: %v: %s", err, out.Bytes())
 				}
-				waitFor(t, 5*time.Second, "the control command's file", func() bool { _, err := os.Stat(file); return err == nil })
+				if _, err := os.Stat(file); err != nil {
+					t.Fatalf("the control command did not run: %v; worker: %s", err, out.Bytes())
+				}
 				return
 			}
 			// Only the hook, reached between ready and go, kills it.
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("worker ended with %v, want SIGKILL from the hook", err)
+				t.Fatalf("worker ended with %v, want SIGKILL from the hook: %s", err, out.Bytes())
 			}
 			waitFor(t, 5*time.Second, "no process of the command", func() bool { return len(processesWith(file)) == 0 })
 			// The command must not act afterwards either.
