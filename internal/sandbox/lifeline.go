@@ -26,13 +26,11 @@ const (
 	goFD          = 9
 	maxExtraFiles = readyFD - 5
 	goToken       = "go"
-	// lifelineExit is the wrapper's exit status when it did not run the
-	// command.
-	lifelineExit = 125
 )
 
 // lifelineScript is run as `/bin/sh -c lifelineScript sh ARGV…` inside
-// the sandbox.
+// the sandbox. It spells out readyFD (8), goFD (9) and goToken, and exits
+// 125 (like the cgroup launcher) when it does not run the command.
 const lifelineScript = `printf r >&8 || exit 125; IFS= read -r t <&9; exec 8>&- 9<&-; [ "$t" = go ] || exit 125; exec "$@"`
 
 // lifelineArgv prefixes argv with the wrapper.
