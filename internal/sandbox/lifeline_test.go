@@ -4,6 +4,8 @@ package sandbox_test
 
 import (
 	"bytes"
+	"context"
+	"strings"
 	"errors"
 	"os"
 	"os/exec"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aos-run/aos/internal/sandbox"
 )
 
 // TestDeathBeforeGoRunsNothing: a worker SIGKILLed after its sandboxed
@@ -104,4 +108,32 @@ func detachedBwrap(t *testing.T, real string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestCancelBeforeGo: a command cancelled between ready and go never runs
+// and its Run ends at once, without the KILL grace.
+func TestCancelBeforeGo(t *testing.T) {
+	t.Parallel()
+	ws := realTemp(t)
+	file := filepath.Join(ws, "ran.txt")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sb := newSandbox(t, sandbox.WithBeforeGo(sandbox.Config{}, func(argv []string) {
+		if strings.Contains(strings.Join(argv, " "), file) {
+			cancel()
+		}
+	}))
+	out, err := sb.Run(ctx, sandbox.Spec{Command: "echo ran > " + file, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Cancelled || out.ExitCode == 0 {
+		t.Errorf("outcome %+v, want cancelled and not run", out)
+	}
+	if out.Duration >= sandbox.DefaultKillGrace {
+		t.Errorf("took %v: the wrapper waited for the KILL grace", out.Duration)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Error("the command ran after a cancel before go")
+	}
 }

@@ -222,7 +222,9 @@ loop:
 				if s.cfg.beforeGo != nil {
 					s.cfg.beforeGo(p.argv)
 				}
-				ll.release()
+				if ctx.Err() == nil { // else the next turn cuts it
+					ll.release()
+				}
 			}
 		case <-timeout.C:
 			out.TimedOut = true
