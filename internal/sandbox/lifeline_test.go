@@ -5,11 +5,11 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
-	"strings"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
