@@ -137,3 +137,41 @@ func TestCancelBeforeGo(t *testing.T) {
 		t.Error("the command ran after a cancel before go")
 	}
 }
+
+// TestDescriptorsInside: Spec.ExtraFiles reach the command as 5, 6 and 7,
+// the lifeline's 8 and 9 never do, and a fourth extra file is refused.
+func TestDescriptorsInside(t *testing.T) {
+	t.Parallel()
+	st := newSetup(t)
+	pipes := func(n int) []*os.File {
+		var fs []*os.File
+		for range n {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
+			fs = append(fs, r)
+		}
+		return fs
+	}
+	const list = `for fd in 3 4 5 6 7 8 9; do [ -e /proc/self/fd/$fd ] && printf '%s ' $fd; done; echo`
+	for _, c := range []struct {
+		name  string
+		extra int
+		want  string
+	}{{"no_extra_files", 0, ""}, {"three_extra_files", 3, "5 6 7"}} {
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: list, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraFiles: pipes(c.extra)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := strings.TrimSpace(string(out.Output)); got != c.want {
+			t.Errorf("%s: open descriptors %q, want %q", c.name, got, c.want)
+		}
+	}
+	_, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraFiles: pipes(4)})
+	var se *sandbox.SpecError
+	if !errors.As(err, &se) {
+		t.Errorf("four extra files: err %v, want *SpecError", err)
+	}
+}
