@@ -202,9 +202,10 @@ func limitsMechanism(root string, l Limits) string {
 // Their commands normally died with them (Pdeathsig, --die-with-parent),
 // but a kill that lands while bwrap is starting can leave its sandboxed
 // child running (bwrap sets the child's parent-death signal after it forks
-// it): such a survivor would carry out its effect after aos has asked, or
-// been told, whether the command ran. Only dirs named for a pid that no
-// longer runs are touched.
+// it). Such a survivor no longer runs its command (the lifeline exits
+// once the go pipe reports EOF, see lifeline.go), but may still be
+// waiting; this sweep is the second line. Only dirs named for a pid that
+// no longer runs are touched.
 func sweepCgroups(root string) {
 	if root == "none" {
 		return

@@ -81,6 +81,10 @@ type Config struct {
 	CgroupRoot string
 
 	envErr error // a malformed AOS_SANDBOX_* variable, reported by New
+	// beforeGo, nil in production, is called with the command's argv
+	// between the lifeline's "ready" and its "go" (lifeline.go); tests
+	// use it to kill aos at that boundary.
+	beforeGo func(argv []string)
 }
 
 // Limits bounds one command. A zero field takes its default; a negative

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/sandbox"
 	"golang.org/x/sys/unix"
@@ -67,6 +68,31 @@ func helper(args []string) int {
 			return 1
 		}
 		out, err := sb.Run(context.Background(), sandbox.Spec{Command: "sleep " + args[1], Workspace: ws, Network: sandbox.Network(strings.TrimPrefix(mode, "probe"))})
+		fmt.Println(out, err)
+		return 0
+	case "run-until-go": // a "worker" that dies between the lifeline's ready and go: run-until-go WORKSPACE FILE kill|live [BWRAP]
+		ws, file := args[1], args[2]
+		cfg := sandbox.Config{}
+		if len(args) > 4 {
+			cfg.BwrapPath = args[4]
+		}
+		if args[3] == "kill" {
+			cfg = sandbox.WithBeforeGo(cfg, func(argv []string) {
+				if !strings.Contains(strings.Join(argv, " "), file) {
+					return // the canary probe
+				}
+				// Stay alive a moment first: a command that did not wait
+				// for "go" would act now, deterministically.
+				time.Sleep(300 * time.Millisecond)
+				_ = unix.Kill(os.Getpid(), unix.SIGKILL)
+			})
+		}
+		sb, err := sandbox.New(cfg)
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		out, err := sb.Run(context.Background(), sandbox.Spec{Command: "echo ran > " + file, Workspace: ws})
 		fmt.Println(out, err)
 		return 0
 	case "spawn": // spawn N SECONDS: start N sleeping children, report how many started

@@ -51,6 +51,10 @@ func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
 		// Descriptor 5 is the network's block pipe there.
 		return p, nil, &SpecError{Field: "extraFiles", Reason: "inherited files are supported with network none only"}
 	}
+	if len(p.extraFiles) > maxExtraFiles {
+		// Descriptors 8 and 9 are the lifeline's (see lifeline.go).
+		return p, nil, &SpecError{Field: "extraFiles", Reason: fmt.Sprintf("at most %d inherited files (descriptors 5 to 7)", maxExtraFiles)}
+	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
 	}
@@ -325,5 +329,6 @@ func (p plan) args(seccompFD, statusFD int) []string {
 		"--seccomp", strconv.Itoa(seccompFD),
 		"--json-status-fd", strconv.Itoa(statusFD),
 		"--")
-	return append(a, p.argv...)
+	// The command starts through the lifeline wrapper (lifeline.go).
+	return append(a, lifelineArgv(p.argv)...)
 }

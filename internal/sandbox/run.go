@@ -96,6 +96,13 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("sandbox: output pipe: %w", err)
 	}
 	defer func() { _ = outR.Close() }()
+	ll, err := newLifeline()
+	if err != nil {
+		_ = statusW.Close()
+		_ = outW.Close()
+		return Outcome{}, err
+	}
+	defer ll.close()
 
 	// Pdeathsig follows the OS thread that started the child, not the
 	// process: this goroutine stays on its thread until the child is
@@ -136,11 +143,12 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = []string{} // bwrap itself gets nothing of ours either
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = append(extra, p.extraFiles...)
+	cmd.ExtraFiles = ll.childFiles(append(extra, p.extraFiles...))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	_ = outW.Close()
 	_ = statusW.Close()
+	ll.started()
 	if err != nil {
 		return Outcome{}, &UnavailableError{Reason: fmt.Sprintf("start bwrap: %v", err), Fix: "check that bubblewrap is installed and executable"}
 	}
@@ -156,6 +164,8 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	go func() { outCh <- capture(outR, s.cfg.OutputCap, exceeded) }()
 	waitCh := make(chan error, 1)
 	go func() { waitCh <- cmd.Wait() }()
+	readyCh := make(chan bool, 1)
+	go ll.awaitReady(readyCh)
 
 	var out Outcome
 	childPID := 0
@@ -163,6 +173,7 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	defer timeout.Stop()
 	var grace <-chan time.Time
 	killAll := func() {
+		ll.cut()
 		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
 		if childPID > 0 {
 			_ = unix.Kill(-childPID, unix.SIGKILL)
@@ -174,6 +185,7 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 			return
 		}
 		terminating = true
+		ll.cut() // a command still waiting for "go" exits without running
 		if childPID == 0 {
 			killAll() // not started yet: nothing to TERM
 			return
@@ -201,6 +213,19 @@ loop:
 			}
 			_, _ = blockW.Write([]byte{1})
 			_ = blockW.Close()
+		case ready := <-readyCh:
+			readyCh = nil
+			// The wrapper runs inside a sandbox whose processes now die
+			// with bwrap; only now may the command run. A cut lifeline
+			// (terminating) stays cut.
+			if ready && !terminating && netErr == nil {
+				if s.cfg.beforeGo != nil {
+					s.cfg.beforeGo(p.argv)
+				}
+				if ctx.Err() == nil { // else the next turn cuts it
+					ll.release()
+				}
+			}
 		case <-timeout.C:
 			out.TimedOut = true
 			terminate()

@@ -35,7 +35,8 @@ type Spec struct {
 	// ExtraDenyRead are more absolute paths hidden for this command.
 	ExtraDenyRead []string
 	// ExtraFiles are open files the command inherits, as descriptors 5,
-	// 6, … (3 and 4 are bwrap's). For a channel the host opened on
+	// 6 and 7 (3 and 4 are bwrap's, 8 and 9 the lifeline's): at most
+	// three, with network none only. For a channel the host opened on
 	// purpose, such as the external-engine proxy's control socket.
 	ExtraFiles []*os.File
 

@@ -1,0 +1,8 @@
+package sandbox
+
+// WithBeforeGo returns c with a hook called with the command's argv
+// between the lifeline's "ready" and "go", for tests that kill aos there.
+func WithBeforeGo(c Config, f func(argv []string)) Config {
+	c.beforeGo = f
+	return c
+}
