@@ -34,13 +34,15 @@ turns:
 // SDKs send must appear in no response and no event.
 func TestFullFlow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
-		b := setup(t, db)
+		// The service checks the scripted model at creation: it is served
+		// only with ANTHROPIC_BASE_URL, as the worker's adapter is.
+		srv := scripttest.Start(t, flowScript)
+		b := setup(t, db, setupOpts{env: map[string]string{"ANTHROPIC_BASE_URL": srv.URL()}})
 		ctx := context.Background()
 		repo := filepath.Join(b.root, "repo")
 		if err := demo.WriteRepo(repo); err != nil {
 			t.Fatal(err)
 		}
-		srv := scripttest.Start(t, flowScript)
 		dataDir := t.TempDir()
 		sb, err := sandbox.New(sandbox.Config{DataDir: dataDir})
 		if err != nil {

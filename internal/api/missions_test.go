@@ -85,7 +85,7 @@ func TestCreateMissionRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		valid := func(f func(m map[string]any)) map[string]any {
-			m := map[string]any{"objective": "do it", "workspace": ws, "model": "m"}
+			m := map[string]any{"objective": "do it", "workspace": ws, "model": "claude-opus-5-5"}
 			f(m)
 			return m
 		}
@@ -122,7 +122,7 @@ func TestCreateMissionRefusals(t *testing.T) {
 		// budgets default from settings.
 		ctx := context.Background()
 		now := time.Now().UnixMilli()
-		for k, v := range map[string]string{mission.SettingDefaultModel: `"claude-sonnet-5"`, mission.SettingDefaultBudgetUSD: `2.5`, mission.SettingDefaultMaxTurns: `7`} {
+		for k, v := range map[string]string{mission.SettingDefaultModel: `"claude-sonnet-5-5"`, mission.SettingDefaultBudgetUSD: `2.5`, mission.SettingDefaultMaxTurns: `7`} {
 			if err := b.st.PutSetting(ctx, k, []byte(v), now); err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestCreateMissionRefusals(t *testing.T) {
 		b.ok("POST", "/missions", map[string]any{"objective": "x", "workspace": "p"}, &m)
 		var run mission.Run
 		b.ok("GET", "/runs/"+m.RootRunID, nil, &run)
-		if m.Model != "claude-sonnet-5" || run.Budget.USD != 2.5 || run.Budget.Turns != 7 {
+		if m.Model != "claude-sonnet-5-5" || run.Budget.USD != 2.5 || run.Budget.Turns != 7 {
 			t.Fatalf("defaults not applied: model %q budget %+v", m.Model, run.Budget)
 		}
 

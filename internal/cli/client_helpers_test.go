@@ -38,6 +38,9 @@ type remote struct {
 	read  string     // read only
 	env   map[string]string
 	cfg   string // the config dir
+	// svcEnv is the server's environment; startWorker adds the scripted
+	// model server's ANTHROPIC_BASE_URL, which the model check reads.
+	svcEnv map[string]string
 }
 
 func setupRemote(t *testing.T, db storetest.DB) *remote {
@@ -45,8 +48,8 @@ func setupRemote(t *testing.T, db storetest.DB) *remote {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	k := kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond, EventPoll: 10 * time.Millisecond, Logger: log})
 	r := &remote{t: t, st: db.Store, k: k, root: t.TempDir(), cfg: t.TempDir()}
-	env := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-FAKE-cli-test"}
-	r.svc = mission.New(k, mission.Options{WorkspaceRoot: r.root, Version: "test", Getenv: func(k string) string { return env[k] }, Logger: log})
+	r.svcEnv = map[string]string{"ANTHROPIC_API_KEY": "sk-ant-FAKE-cli-test"}
+	r.svc = mission.New(k, mission.Options{WorkspaceRoot: r.root, Version: "test", Getenv: func(k string) string { return r.svcEnv[k] }, Logger: log})
 	r.srv = httptest.NewUnstartedServer(nil)
 	_, port, _ := net.SplitHostPort(r.srv.Listener.Addr().String())
 	r.clk = &testClock{t: time.Now()}

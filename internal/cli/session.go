@@ -15,6 +15,7 @@ import (
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
@@ -49,13 +50,18 @@ func exitFor(status string) int {
 
 // session runs one mission in this process: a kernel over the configured
 // database, a worker that claims only that mission, and the terminal
-// timeline.
+// timeline. Every rule (validation, the model check, the daily cap,
+// confinement, the audit) is the mission service's: the session creates,
+// resolves and cancels through it.
 type session struct {
 	cfg     config.Config
 	log     *slog.Logger
 	st      store.Store
 	k       *kernel.Kernel
+	version string
+	getenv  func(string) string
 	adapter func(string) (provider.Adapter, error)
+	svc     *mission.Service // built on first use, with adapter
 	out     io.Writer
 	json    bool
 	onAsk   string // wait | deny
@@ -78,8 +84,26 @@ func openSession(ctx context.Context, version string, out io.Writer) (*session, 
 		st.Close()
 		return nil, err
 	}
+	s := newSession(cfg, st, log, version, out, os.Getenv)
+	s.tty = isTTY(os.Stdin)
+	return s, nil
+}
+
+// newSession returns a session over st; getenv is read for the model
+// adapters' keys and base URLs.
+func newSession(cfg config.Config, st store.Store, log *slog.Logger, version string, out io.Writer, getenv func(string) string) *session {
 	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Poll: 200 * time.Millisecond})
-	return &session{cfg: cfg, log: log, st: st, k: k, adapter: worker.AdapterFunc("", nil), out: out, onAsk: "wait", tty: isTTY(os.Stdin)}, nil
+	return &session{cfg: cfg, log: log, st: st, k: k, version: version, getenv: getenv, adapter: worker.AdapterFunc("", getenv), out: out, onAsk: "wait"}
+}
+
+// service returns the mission service of the session, built on first use
+// so that it checks models with the session's adapter.
+func (s *session) service() *mission.Service {
+	if s.svc == nil {
+		s.svc = mission.New(s.k, mission.Options{WorkspaceRoot: s.cfg.WorkspaceRoot, Version: s.version, Getenv: s.getenv, Logger: s.log,
+			Adapter: s.adapter})
+	}
+	return s.svc
 }
 
 func (s *session) close() { _ = s.st.Close() }
@@ -136,8 +160,8 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 			return err
 		case <-grace:
 			grace = nil
-			if err := s.k.RequestCancel(context.Background(), missionID); err != nil {
-				return err
+			if _, err := s.service().CancelMission(context.WithoutCancel(ctx), localActor(), missionID); err != nil {
+				return missionError(err)
 			}
 		case <-sig:
 			if grace != nil {
@@ -156,9 +180,9 @@ const cancelGrace = 2 * time.Second
 
 // finish prints the result and turns the status into the exit code.
 func (s *session) finish(ctx context.Context, missionID string) error {
-	m, err := s.k.GetMission(ctx, missionID)
+	m, err := s.service().GetMission(ctx, missionID)
 	if err != nil {
-		return err
+		return missionError(err)
 	}
 	if s.json {
 		fmt.Fprintf(s.out, "%s\n", termtext.JSON(m.Result))

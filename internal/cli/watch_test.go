@@ -33,6 +33,7 @@ turns:
 func startWorker(t *testing.T, r *remote, scriptYAML string) {
 	t.Helper()
 	srv := scripttest.Start(t, scriptYAML)
+	r.svcEnv["ANTHROPIC_BASE_URL"] = srv.URL() // before any request reads it
 	dataDir := t.TempDir()
 	sb, err := sandbox.New(sandbox.Config{DataDir: dataDir})
 	if err != nil {

@@ -44,7 +44,7 @@ func TestCreateRecordsTheBase(t *testing.T) {
 		return in
 	}
 
-	m, err := svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "calc", Model: "m"})
+	m, err := svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "calc", Model: "claude-opus-5-5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestCreateRecordsTheBase(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("dirty\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err = svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "calc", Model: "m", IncludeUncommitted: true})
+	m, err = svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "calc", Model: "claude-opus-5-5", IncludeUncommitted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +67,10 @@ func TestCreateRecordsTheBase(t *testing.T) {
 		t.Errorf("includeUncommitted: base %q snapshot %q git %+v", in.Base, in.Snapshot, m.Git)
 	}
 
-	if _, err := svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "m", IncludeUncommitted: true}); !errors.Is(err, mission.ErrInvalidInput) {
+	if _, err := svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "claude-opus-5-5", IncludeUncommitted: true}); !errors.Is(err, mission.ErrInvalidInput) {
 		t.Errorf("includeUncommitted outside a project: %v, want invalid input", err)
 	}
-	if m, err := svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "m"}); err != nil || m.Git != nil {
+	if m, err := svc.CreateMission(ctx, "test", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "claude-opus-5-5"}); err != nil || m.Git != nil {
 		t.Errorf("a plain directory: %v, git %+v (want no base, as before)", err, m.Git)
 	}
 }

@@ -179,7 +179,7 @@ func TestConfine(t *testing.T) {
 		".":                          false,
 		"a\x00b":                     false,
 	} {
-		_, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: ws, Model: "m"})
+		_, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: ws, Model: "claude-opus-5-5"})
 		if ok != (err == nil) {
 			t.Errorf("workspace %q: %v", ws, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/aos-run/aos/internal/engine"
@@ -53,6 +54,12 @@ type CreateRequest struct {
 	// HEAD: they are snapshotted into a commit without touching the
 	// owner's index.
 	IncludeUncommitted bool `json:"includeUncommitted,omitempty"`
+	// Local marks a mission of `aos run` (or aos demo): the owner at this
+	// machine runs it in their own process. Its Workspace is the project
+	// directory the owner named, anywhere on the machine (see
+	// localProject), and only that process, or `aos resume`, claims it
+	// (engine.LocalLogicName). Never set from the API.
+	Local bool `json:"-"`
 }
 
 // GitResult says where a mission's work is: every mission works in its own
@@ -117,18 +124,7 @@ func gitResult(m store.Mission, in engine.Input) *GitResult {
 // CreateMission validates req, applies the defaults, refuses when today's
 // spend has reached the daily cap, and creates the mission, queued.
 func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequest) (Mission, error) {
-	if req.ProjectID != "" {
-		// The project must exist; without a workspace the mission works in
-		// its directory.
-		dir, err := s.projectDir(ctx, req.ProjectID)
-		if err != nil {
-			return Mission{}, err
-		}
-		if req.Workspace == "" {
-			req.Workspace = dir
-		}
-	}
-	ws, err := s.confine(req.Workspace)
+	ws, err := s.workspace(ctx, &req)
 	if err != nil {
 		return Mission{}, err
 	}
@@ -159,6 +155,9 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if len(req.Title) > 200 || len(req.ProjectID) > 200 {
 		return Mission{}, invalid("title and projectId must be at most 200 bytes")
 	}
+	if err := s.checkModel(ctx, in.Model); err != nil {
+		return Mission{}, err
+	}
 	if err := s.checkDailyCap(ctx); err != nil {
 		return Mission{}, err
 	}
@@ -169,11 +168,15 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if title == "" {
 		title = firstLine(in.Objective, 80)
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: engine.LogicName, Input: in, Budget: b})
+	logic := engine.LogicName
+	if req.Local {
+		logic = engine.LocalLogicName
+	}
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}
-	s.audit(ctx, actor, "mission.create", mid, map[string]any{"model": in.Model, "budgetUsd": b.USD})
+	s.audit(ctx, actor, "mission.create", mid, map[string]any{"model": in.Model, "budgetUsd": b.USD, "local": req.Local})
 	return s.GetMission(ctx, mid)
 }
 
@@ -240,7 +243,7 @@ func (s *Service) checkDailyCap(ctx context.Context) error {
 		return translate("read today's spend", err)
 	}
 	if spent >= capUSD {
-		return &Error{Code: CodeDailyCap, Msg: "today's spend has reached the daily cap"}
+		return &Error{Code: CodeDailyCap, Msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ type Options struct {
 	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 	// CloneTimeout bounds a project clone; 10 minutes by default.
 	CloneTimeout time.Duration
+	// Adapter builds the adapter of a model, for the model check at
+	// mission creation; by default the provider registry's, configured from
+	// Getenv. aos demo passes its scripted model server's.
+	Adapter AdapterFunc
 }
 
 // Service is the mission service over one kernel. It is safe for concurrent
@@ -65,6 +69,9 @@ func New(k *kernel.Kernel, opts Options) *Service {
 	}
 	if opts.CloneTimeout <= 0 {
 		opts.CloneTimeout = DefaultCloneTimeout
+	}
+	if opts.Adapter == nil {
+		opts.Adapter = registryAdapter(opts.Getenv)
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
