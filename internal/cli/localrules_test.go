@@ -21,7 +21,7 @@ import (
 
 // exitOf is err's exit code: that of an *exitError, 1 for another error, 0
 // for none.
-func exitOf(err error) int {
+func exitOf(err error) exitCode {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
@@ -44,11 +44,11 @@ func TestLocalCreateRules(t *testing.T) {
 			name    string
 			setting string // a daily cap setting stored first
 			f       func(f runFlags) runFlags
-			code    int
+			code    exitCode
 			want    string
 		}{
 			{name: "unreadable daily cap", setting: `"a lot"`, code: 1, want: "daily cap"},
-			{name: "daily cap reached", setting: `0.000001`, code: 3, want: "daily cap"},
+			{name: "daily cap reached", setting: `0.000001`, code: exitUnfinished, want: "daily cap"},
 			{name: "unknown effort", f: func(f runFlags) runFlags { f.effort = "ludicrous"; return f }, code: exitUsage, want: "effort"},
 			{name: "negative budget", f: func(f runFlags) runFlags { f.budgetUSD = -1; return f }, code: exitUsage, want: "negative"},
 			{name: "negative wall time", f: func(f runFlags) runFlags { f.wallSec = -5; return f }, code: exitUsage, want: "negative"},
@@ -63,7 +63,7 @@ func TestLocalCreateRules(t *testing.T) {
 					if err := db.Store.PutSetting(ctx, kernel.SettingDailyBudgetUSD, []byte(c.setting), time.Now().UnixMilli()); err != nil {
 						t.Fatal(err)
 					}
-					if c.code == 3 {
+					if c.code == exitUnfinished {
 						spend(t, s, 1)
 					}
 				}
@@ -156,7 +156,7 @@ func TestLocalResolveRules(t *testing.T) {
 		for _, c := range []struct {
 			name, wait string
 			r          mission.Resolution
-			code       int
+			code       exitCode
 			want       string
 		}{
 			{"answer over 8 KiB", "w-question", mission.Resolution{Answer: strings.Repeat("x", 8<<10+1)}, exitUsage, "8 KiB"},

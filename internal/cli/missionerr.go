@@ -25,7 +25,7 @@ func missionError(err error) error {
 	case mission.CodeNotFound:
 		return &exitError{code: exitNotFound, msg: "not found: " + msg}
 	case mission.CodeDailyCap:
-		return &exitError{code: 3, msg: msg}
+		return &exitError{code: exitUnfinished, msg: msg}
 	}
 	return &exitError{code: exitFailure, msg: string(me.Code) + ": " + msg}
 }

@@ -23,7 +23,7 @@ func TestResolveLocalMission(t *testing.T) {
 	}
 	for _, c := range []struct {
 		arg, want string
-		code      int // the exit code of the error, 0 for none
+		code      exitCode // the exit code of the error, 0 for none
 	}{
 		{"abcd1", ids[0], 0},
 		{ids[1], ids[1], 0},
@@ -34,7 +34,7 @@ func TestResolveLocalMission(t *testing.T) {
 	} {
 		got, err := resolveLocalMission(ctx, svc, c.arg)
 		var ee *exitError
-		code := 0
+		code := exitOK
 		if errors.As(err, &ee) {
 			code = ee.code
 		} else if err != nil {

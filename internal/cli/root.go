@@ -75,20 +75,20 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 // Execute runs the command tree and returns the process exit code. Errors
 // print as one line on stderr.
 func Execute(version string) int {
-	return execute(context.Background(), NewRootCmd(version), os.Stderr)
+	return int(execute(context.Background(), NewRootCmd(version), os.Stderr))
 }
 
 // execute runs cmd and returns the exit code, printing an error as one
 // line "aos: <reason>" on stderr.
-func execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
+func execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) exitCode {
 	err := cmd.ExecuteContext(ctx)
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	fmt.Fprintln(stderr, "aos:", oneLine(err.Error(), 500))
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
-		return ec.ExitCode()
+		return exitCode(ec.ExitCode())
 	}
 	// cobra's own refusals (an unknown command, a flag group) are usage
 	// errors; cobra has no error type for them.

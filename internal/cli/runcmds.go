@@ -38,13 +38,13 @@ func newRunCmd(version string) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] \"objective\"",
-		Short: "Run one mission in this process and stream its timeline; exit 0 done, 2 partial, 3 blocked/failed/budget, 130 cancelled",
+		Short: "Run one mission in this process and stream its timeline; exit 0 done, 6 partial, 7 blocked/failed/budget, 130 cancelled",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch f.onAsk {
 			case "wait", "deny":
 			default:
-				return &exitError{code: 1, msg: "--on-ask must be wait or deny"}
+				return &exitError{code: exitUsage, msg: "--on-ask must be wait or deny"}
 			}
 			s, err := openSession(cmd.Context(), version, cmd.OutOrStdout())
 			if err != nil {

@@ -25,7 +25,7 @@ import (
 
 // exitError carries a process exit code with its one-line reason.
 type exitError struct {
-	code int
+	code exitCode
 	msg  string
 }
 
@@ -33,20 +33,7 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 
 // ExitCode is the process exit code.
-func (e *exitError) ExitCode() int { return e.code }
-
-// Exit codes of aos run (issue 5).
-func exitFor(status string) int {
-	switch status {
-	case kernel.StatusDone:
-		return 0
-	case kernel.StatusPartial:
-		return 2
-	case kernel.StatusCancelled:
-		return 130
-	}
-	return 3
-}
+func (e *exitError) ExitCode() int { return int(e.code) }
 
 // session runs one mission in this process: a kernel over the configured
 // database, a worker that claims only that mission, and the terminal
@@ -166,7 +153,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 		case <-sig:
 			if grace != nil {
 				fmt.Fprintf(s.out, "\nstopped; the mission is resumable: aos resume %s\n", missionID)
-				return &exitError{code: 130, msg: "interrupted; mission left resumable"}
+				return &exitError{code: exitCancelled, msg: "interrupted; mission left resumable"}
 			}
 			fmt.Fprintf(s.out, "\ncancelling the mission in %s… (Ctrl-C again to stop aos and leave it resumable instead)\n", cancelGrace)
 			grace = time.After(cancelGrace)
@@ -187,7 +174,7 @@ func (s *session) finish(ctx context.Context, missionID string) error {
 	if s.json {
 		fmt.Fprintf(s.out, "%s\n", termtext.JSON(m.Result))
 	}
-	if code := exitFor(m.Status); code != 0 {
+	if code := statusExit(m.Status); code != exitOK {
 		return &exitError{code: code, msg: "mission " + missionID + " ended " + m.Status}
 	}
 	return nil
