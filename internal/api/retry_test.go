@@ -11,6 +11,7 @@ import (
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store/storetest"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // TestRetryMission: an ended mission is retried as a new queued mission
@@ -49,7 +50,7 @@ func TestRetryMission(t *testing.T) {
 		}
 		var runs []mission.Run
 		b.ok("GET", "/missions/"+n.ID+"/runs", nil, &runs)
-		if len(runs) != 1 || runs[0].Budget != (kernel.Budget{USD: 0.5, Turns: 7, WallSec: 600}) || runs[0].SpentUSD != 0 {
+		if len(runs) != 1 || runs[0].Budget != (wire.Budget{USD: 0.5, Turns: 7, WallSec: 600}) || runs[0].SpentUSD != 0 {
 			t.Fatalf("retried runs %+v", runs)
 		}
 		b.auditHas("mission.retry mission.create mission.cancel")

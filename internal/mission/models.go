@@ -3,6 +3,7 @@ package mission
 import (
 	"context"
 	"errors"
+	"github.com/aos-run/aos/internal/wire"
 	"sync"
 	"time"
 
@@ -10,20 +11,8 @@ import (
 	"github.com/aos-run/aos/internal/provider/registry"
 )
 
-// Model is a model as the API shows it: the catalogue's data merged with
-// the provider's live list.
-type Model struct {
-	ID            string         `json:"id"`
-	Provider      string         `json:"provider"`
-	Tier          string         `json:"tier,omitempty"`
-	Label         string         `json:"label,omitempty"`
-	Price         provider.Price `json:"price"`
-	ContextWindow int64          `json:"contextWindow,omitempty"`
-	// Available is null when it is not known: no key for the provider, or
-	// its model list could not be read. aos never guesses it.
-	Available *bool  `json:"available"`
-	Note      string `json:"note,omitempty"`
-}
+// Model is wire.Model, its JSON form on the API.
+type Model = wire.Model
 
 // Cache lifetimes of the model list: a full answer for 10 minutes, one
 // that holds an error for 1 minute.
@@ -87,7 +76,7 @@ func (s *Service) providerModels(ctx context.Context, id provider.ID) ([]Model, 
 	}
 	out := make([]Model, 0, len(infos))
 	for _, m := range infos {
-		v := Model{ID: m.ID, Provider: string(m.Provider), Tier: string(m.Tier), Label: m.Label, Price: m.Price, ContextWindow: m.ContextWindow, Note: note}
+		v := Model{ID: m.ID, Provider: string(m.Provider), Tier: string(m.Tier), Label: m.Label, Price: wire.Price(m.Price), ContextWindow: m.ContextWindow, Note: note}
 		if err == nil {
 			avail := m.Available
 			v.Available = &avail
