@@ -104,7 +104,12 @@ func TestCreateMissionRefusals(t *testing.T) {
 			if body == nil {
 				continue
 			}
-			t.Run(name, func(t *testing.T) { b.fails("POST", "/missions", body, 400, "invalid_input") })
+			// Checked with this test's t: the bundle's helpers belong to the
+			// test that made it, and a subtest must not call its Fatalf.
+			got, out := b.do("POST", "/missions", body, b.write)
+			if got != 400 || !strings.Contains(string(out), `"code":"invalid_input"`) {
+				t.Errorf("%s: POST /missions: %d %s; want 400 invalid_input", name, got, out)
+			}
 		}
 		b.fails("POST", "/missions", `{"objective":"x","workspace":"p","model":"m","surprise":1}`, 400, "invalid_json")
 		b.fails("POST", "/missions", `{"objective":"x"} {}`, 400, "invalid_json")
