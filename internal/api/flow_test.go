@@ -33,6 +33,7 @@ turns:
 // wait.created event arrives, and see it end. The fake provider keys the
 // SDKs send must appear in no response and no event.
 func TestFullFlow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		// The service checks the scripted model at creation: it is served
 		// only with ANTHROPIC_BASE_URL, as the worker's adapter is.

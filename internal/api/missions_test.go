@@ -16,6 +16,7 @@ import (
 )
 
 func TestMissionLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -77,6 +78,7 @@ func TestMissionLifecycle(t *testing.T) {
 }
 
 func TestCreateMissionRefusals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		ws := b.workspace("p")
@@ -158,6 +160,7 @@ func TestCreateMissionRefusals(t *testing.T) {
 // TestStepsView: bodies over 20,000 characters are cut with a truncated
 // flag, native is removed from model_call results, and after/limit page.
 func TestStepsView(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -202,6 +205,7 @@ func TestStepsView(t *testing.T) {
 }
 
 func TestWaits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -238,6 +242,7 @@ func TestWaits(t *testing.T) {
 }
 
 func TestPolicyRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		var r mission.Rule
@@ -265,6 +270,7 @@ func TestPolicyRules(t *testing.T) {
 // TestSpend: real numbers from spend_days, and by-model sums that agree
 // with them.
 func TestSpend(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -312,6 +318,7 @@ func TestSpend(t *testing.T) {
 }
 
 func TestSystemStatus(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		b.createMission()

@@ -19,6 +19,7 @@ import (
 // live one is refused (409) and so is an unknown id (404); the daily cap
 // applies as to any new mission; the retry is audited.
 func TestRetryMission(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		var m mission.Mission
