@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -185,6 +186,65 @@ func TestLocalResolveRules(t *testing.T) {
 		err = resolveLocal(ctx, bs.service(), io.Discard, "w-question", mission.Resolution{Answer: "x"})
 		if exitOf(err) != 1 || strings.Contains(err.Error(), "not found") || strings.Contains(err.Error(), "no wait") {
 			t.Errorf("closed database: %v (exit %d); want exit 1 with the fault", err, exitOf(err))
+		}
+	})
+}
+
+// TestTerminalAnswersGoThroughTheService: aos run's inline prompt and
+// --on-ask deny resolve through the mission service: an empty answer is
+// asked again instead of being recorded, the end of input leaves the
+// question pending, and each resolution is audited.
+func TestTerminalAnswersGoThroughTheService(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx := context.Background()
+		var out strings.Builder
+		s := localSession(t, db, &out, nil)
+		mid, err := s.create(ctx, runFlags{project: gitRepo(t, t.TempDir()), model: DefaultModel, network: "none"}, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.st.GetMission(ctx, mid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range []string{"w-typed", "w-eof", "w-denied"} {
+			kind := "question"
+			if id == "w-denied" {
+				kind = "approval"
+			}
+			w := store.Wait{ID: id, RunID: m.RootRunID, MissionID: mid, StepSeq: i, Kind: kind, Payload: []byte(`{}`), Status: "pending", CreatedAt: 1}
+			if err := s.st.InsertWait(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tl := newTimeline(s, mid)
+		tl.in = bufio.NewReader(strings.NewReader("\n   \nblue\n"))
+		if err := tl.ask(ctx, "w-typed", "question", nil); err != nil {
+			t.Fatalf("ask: %v", err)
+		}
+		tl.in = bufio.NewReader(strings.NewReader(""))
+		if err := tl.ask(ctx, "w-eof", "question", nil); err != nil {
+			t.Fatalf("ask at the end of input: %v", err)
+		}
+		s.onAsk = "deny"
+		if err := tl.waitCreated(ctx, "w-denied", "approval", []byte(`{}`)); err != nil {
+			t.Fatalf("--on-ask deny: %v", err)
+		}
+		for id, want := range map[string]string{"w-typed": `"answer":"blue"`, "w-eof": "", "w-denied": `"approved":false`} {
+			w, err := s.st.GetWait(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (want == "") != (w.Status == "pending") || !strings.Contains(string(w.Resolution), want) {
+				t.Errorf("wait %s: %s %s; want %s", id, w.Status, w.Resolution, want)
+			}
+		}
+		if n := strings.Count(out.String(), "non-empty"); n != 2 {
+			t.Errorf("the empty answers were refused %d times at the terminal, want 2:\n%s", n, out.String())
+		}
+		audit, err := s.st.ListAudit(ctx, store.ListAuditParams{Limit: 10})
+		if err != nil || len(audit) != 3 || audit[0].Action != "wait.resolve" || audit[1].Action != "wait.resolve" {
+			t.Errorf("audit %+v (%v); want two wait.resolve after mission.create", audit, err)
 		}
 	})
 }
