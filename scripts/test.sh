@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: runs every test on SQLite and on PostgreSQL.
+# The test command: runs every test on SQLite and on PostgreSQL, then the
+# web console's browser tests (scripts/console-test.sh).
 # Without AOS_TEST_POSTGRES_URL it starts a throwaway PostgreSQL cluster on a
 # free loopback port and stops it at exit. Extra arguments go to `go test`.
 set -euo pipefail
@@ -19,3 +20,6 @@ race_pkgs=$(go list ./internal/kernel/... ./internal/store/... ./internal/engine
 other_pkgs=$(go list ./... | grep -v -e '/internal/kernel' -e '/internal/store' -e '/internal/engine' -e '/internal/api' -e '/internal/mission' -e '/internal/auth')
 go test -race -count=1 -timeout 20m "$@" $race_pkgs
 go test -count=1 -timeout 20m "$@" $other_pkgs
+# The web console in real Chromium against a real `aos up` (< 3 min);
+# AOS_SKIP_BROWSER=1 skips it, and says so.
+scripts/console-test.sh

@@ -143,6 +143,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ mission.Princip
 		return err
 	}
 	ns, err := a.Login(r.Context(), clientIP(r, s.opts.TrustedProxies), req.Password, req.TOTPCode)
+	s.observeLogin("password", err)
 	if err != nil {
 		return err
 	}
@@ -297,6 +298,7 @@ func (s *Server) passkeyLoginFinish(w http.ResponseWriter, r *http.Request, _ mi
 		return err
 	}
 	ns, err := a.FinishPasskeyLogin(r.Context(), clientIP(r, s.opts.TrustedProxies), body)
+	s.observeLogin("passkey", err)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,10 @@ var statusOf = map[mission.Code]int{
 	// authentication, no such repository): the server could not get a
 	// valid answer from upstream, which is what 502 says.
 	mission.CodeGitFailed: http.StatusBadGateway,
+	// A model whose endpoint is not configured or does not answer (a local
+	// server that is not running): the request is well formed, the service
+	// it needs is not there now, which is what 503 says.
+	mission.CodeModelUnavailable: http.StatusServiceUnavailable,
 }
 
 // apiError is an error the API itself raises (bad JSON, a bad query).

@@ -105,7 +105,11 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, valid func(conte
 		}
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 		defer cancel()
-		return c.Write(wctx, websocket.MessageText, b)
+		if err := c.Write(wctx, websocket.MessageText, b); err != nil {
+			return err
+		}
+		s.opts.Metrics.EventSent()
+		return nil
 	}
 	// Subscribe before replaying: an event the hub publishes after this
 	// point comes live; one it published before had committed, so the
@@ -154,6 +158,7 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, valid func(conte
 		case out <- e:
 			return nil
 		default:
+			s.opts.Metrics.EventDropped()
 			cancel(errSlowConsumer)
 			return errSlowConsumer
 		}

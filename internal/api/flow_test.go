@@ -35,8 +35,8 @@ turns:
 func TestFullFlow(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
-		// The service checks the scripted model at creation: it is served
-		// only with ANTHROPIC_BASE_URL, as the worker's adapter is.
+		// The server's environment points scripted models at the scripted
+		// model server, as `aos up` beside `aos dev model-server` would.
 		srv := scripttest.Start(t, flowScript)
 		b := setup(t, db, setupOpts{env: map[string]string{"ANTHROPIC_BASE_URL": srv.URL()}})
 		ctx := context.Background()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/mission"
 )
 
@@ -18,8 +19,9 @@ import (
 // before that is in the database, where the subscriber catches up (see
 // stream), skipping ids it has already sent.
 type hub struct {
-	svc    *mission.Service
-	buffer int
+	svc     *mission.Service
+	buffer  int
+	metrics *metrics.Metrics // nil records nothing
 
 	mu     sync.Mutex
 	subs   map[*sub]struct{}  // guarded by mu
@@ -37,8 +39,8 @@ type sub struct {
 
 var errHubStopped = errors.New("event listener stopped")
 
-func newHub(svc *mission.Service, buffer int) *hub {
-	return &hub{svc: svc, buffer: buffer, subs: map[*sub]struct{}{}}
+func newHub(svc *mission.Service, buffer int, m *metrics.Metrics) *hub {
+	return &hub{svc: svc, buffer: buffer, metrics: m, subs: map[*sub]struct{}{}}
 }
 
 // subscribe registers a subscriber, starting the listener at the latest
@@ -89,6 +91,7 @@ func (h *hub) listen(ctx context.Context, cancel context.CancelFunc, gen int, cu
 			select {
 			case s.ch <- e:
 			default:
+				h.metrics.EventDropped()
 				h.drop(s, errSlowConsumer)
 			}
 		}

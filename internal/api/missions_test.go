@@ -334,6 +334,9 @@ func TestSystemStatus(t *testing.T) {
 		if !st.DB.OK || st.DB.Dialect != db.Driver || !st.Providers.Anthropic || !st.Providers.OpenAI || st.Version != "test" {
 			t.Fatalf("status %+v", st)
 		}
+		if st.WorkspaceRoot != b.root || st.Worker.Count != 1 || st.Worker.Workers[0].Version != "v" {
+			t.Fatalf("root %q, %d workers alive, %+v", st.WorkspaceRoot, st.Worker.Count, st.Worker.Workers)
+		}
 		if !st.Worker.Alive || len(st.Worker.Workers) != 2 || !st.Worker.Workers[0].Alive || st.Worker.Workers[1].Alive || st.Worker.LastSeenAt != now-5000 {
 			t.Fatalf("workers %+v", st.Worker)
 		}

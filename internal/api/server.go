@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/console"
+	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/mission"
 )
 
@@ -40,6 +42,9 @@ type Options struct {
 	// TrustedProxies are the reverse proxies (AOS_TRUSTED_PROXIES) whose
 	// X-Forwarded-For and X-Forwarded-Proto are believed.
 	TrustedProxies []netip.Prefix
+	// Metrics, when set, is served on GET /metrics (see metricsRoute) and
+	// receives the API's own figures; nil serves no metrics.
+	Metrics *metrics.Metrics
 }
 
 // Server is the HTTP API over a mission service.
@@ -84,16 +89,19 @@ func New(svc *mission.Service, opts Options) *Server {
 			opts.OriginPatterns = append(slices.Clone(opts.OriginPatterns), u.Host)
 		}
 	}
-	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux(), hub: newHub(svc, opts.SendBuffer)}
+	s := &Server{svc: svc, opts: opts, mux: http.NewServeMux(), hub: newHub(svc, opts.SendBuffer, opts.Metrics)}
 	s.routes = s.table()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+Prefix+rt.Pattern, s.wrap(rt))
 	}
+	s.mountMetrics()
 	// Anything else under the prefix: authenticate first, so the shape of
 	// the API is not probed anonymously, then 404.
 	s.mux.Handle(Prefix+"/", s.wrap(Route{Scope: mission.ScopeRead, handle: func(http.ResponseWriter, *http.Request, mission.Principal) error {
 		return &apiError{status: http.StatusNotFound, code: codeRouteNotFound, msg: "no such route"}
 	}}))
+	// Everything outside the API is the web console (its own headers).
+	s.mux.Handle("/", console.Handler())
 	return s
 }
 

@@ -13,7 +13,7 @@ func TestSettings(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		code, body := b.do("GET", "/settings", nil, b.read)
-		if code != 200 || strings.TrimSpace(string(body)) != `{"dailyBudgetUsd":null,"defaultModel":null,"defaultEffort":null,"defaultBudgetUsd":null,"defaultMaxTurns":null}` {
+		if code != 200 || strings.TrimSpace(string(body)) != `{"dailyBudgetUsd":null,"defaultModel":null,"defaultEffort":null,"defaultBudgetUsd":null,"defaultMaxTurns":null,"localBaseUrl":null}` {
 			t.Fatalf("empty settings = %d %s", code, body)
 		}
 		code, body = b.do("PUT", "/settings", `{"dailyBudgetUsd": 2.5, "defaultModel": "claude-sonnet-5-5"}`, b.write)

@@ -80,14 +80,15 @@ func printSetupToken(ctx context.Context, out io.Writer, a *auth.Service, who, s
 		return err
 	}
 	if !req {
-		fmt.Fprintf(out, "Log in from a client: aos login --server %s\n", serverURL)
+		fmt.Fprintf(out, "Open the console at %s/ or log in from a client: aos login --server %s\n", a.PublicOrigin(), serverURL)
 		return nil
 	}
 	tok, exp, err := a.IssueSetupToken(ctx, who)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nFirst run: create the owner account from a terminal: aos setup --server %s\n", serverURL)
+	fmt.Fprintf(out, "\nFirst run: open %s/setup/ in a browser and paste the setup token below,\n", a.PublicOrigin())
+	fmt.Fprintf(out, "  or create the owner account from a terminal: aos setup --server %s\n", serverURL)
 	fmt.Fprintf(out, "  (or over the API: POST %s/auth/setup/begin, then /auth/setup/complete)\n", api.Prefix)
 	fmt.Fprintf(out, "  setup token: %s\n  (valid until %s; a new run of the server issues a new one)\n\n", tok, exp.UTC().Format(time.RFC3339))
 	return nil

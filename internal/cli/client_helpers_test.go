@@ -38,8 +38,9 @@ type remote struct {
 	read  string     // read only
 	env   map[string]string
 	cfg   string // the config dir
-	// svcEnv is the server's environment; startWorker adds the scripted
-	// model server's ANTHROPIC_BASE_URL, which the model check reads.
+	// svcEnv is the server's environment (the mission service's Getenv);
+	// startWorker points ANTHROPIC_BASE_URL at its scripted model server,
+	// as aos up beside aos dev model-server would.
 	svcEnv map[string]string
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/config"
+	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/worker"
@@ -81,20 +82,30 @@ func newUpCmd(version string) *cobra.Command {
 				return err
 			}
 			defer lock.Close()
+			hs, lease, err := claimDevice(cmd.Context(), cfg.DataDir, url)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = hoststate.ReleaseDevice(context.WithoutCancel(cmd.Context()), hs, lease.Token) }()
 			if err := checkListen(addr); err != nil {
 				return err
 			}
 			if err := os.MkdirAll(cfg.WorkspaceRoot, 0o755); err != nil {
 				return fmt.Errorf("aos up: create the workspace root %s: %w", cfg.WorkspaceRoot, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s up on %s; API at %s/api/v1; Ctrl-C to stop\n", version, where, url)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s on %s; API at %s/api/v1; Ctrl-C to stop\n", banner("aos up", version), where, url)
 			fmt.Fprintf(cmd.OutOrStdout(), "projects live under %s (AOS_WORKSPACE_ROOT)\n", cfg.WorkspaceRoot)
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
+			ctx, stopGuard := hoststate.Guard(ctx, hs, lease.Token, upLeaseDuration, time.Now)
+			defer stopGuard()
 			if err := upSetupToken(ctx, cmd.OutOrStdout(), cfg, addr); err != nil {
 				return err
 			}
-			superviseAll(ctx, cmd.OutOrStdout(), map[string][]string{"server": {"server", "--no-setup-token"}, "worker": {"worker"}})
+			superviseAll(ctx, cmd.OutOrStdout(), map[string][]string{"server": {"server", "--no-setup-token", "--control"}, "worker": {"worker"}})
+			if cause := context.Cause(ctx); errors.Is(cause, hoststate.ErrLeaseLost) {
+				return fmt.Errorf("aos up stopped its work: %w", cause)
+			}
 			return nil
 		},
 	}

@@ -81,7 +81,8 @@ func TestLoginTokenStdin(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(r.cfg, "aos", ".credentials-*")); len(left) != 0 {
 		t.Fatalf("temp files left: %v", left)
 	}
-	if out := r.ok("status"); !strings.Contains(out, "database") || !strings.Contains(out, r.srv.URL) {
+	if out := r.ok("status"); !strings.Contains(out, "database") || !strings.Contains(out, r.srv.URL) || !strings.Contains(out, "workspace root") ||
+		!strings.Contains(out, r.root) {
 		t.Fatalf("status with stored credentials:\n%s", out)
 	}
 	// AOS_TOKEN overrides the stored token.

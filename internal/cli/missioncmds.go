@@ -37,6 +37,7 @@ type createFlags struct {
 	watch     bool
 	json      bool
 	dirty     bool // --include-uncommitted
+	engine    string
 }
 
 func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
@@ -45,7 +46,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 		Use:   `create "objective" [--criteria TEXT]... [--project ID | --workspace DIR] [flags]`,
 		Short: "Create a mission; --watch follows it to the end",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			if f.project == "" && f.workspace == "" {
 				return usage("give --project ID or --workspace DIR (a directory under the server's workspace root)")
 			}
@@ -57,7 +58,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 				return err
 			}
 			req := mission.CreateRequest{Objective: args[0], Criteria: f.criteria, ProjectID: projectID, Workspace: f.workspace,
-				Model: f.model, Effort: f.effort, Network: f.network, IncludeUncommitted: f.dirty}
+				Model: f.model, Effort: f.effort, Network: f.network, IncludeUncommitted: f.dirty, Engine: f.engine}
 			fl := cmd.Flags()
 			if fl.Changed("budget-usd") {
 				req.BudgetUSD = &f.budgetUSD
@@ -94,6 +95,7 @@ func (e *clientEnv) newMissionCreateCmd() *cobra.Command {
 	fl.StringVar(&f.network, "network", "", "sandbox network: none or open")
 	fl.BoolVar(&f.dirty, "include-uncommitted", false, "start from the project's HEAD plus its uncommitted changes (snapshotted; the owner's index is not touched)")
 	fl.BoolVar(&f.watch, "watch", false, "follow the mission to its end (exit code as aos mission watch)")
+	fl.StringVar(&f.engine, "engine", "", "builtin (default), or an external engine: command:/abs/path (docs/ENGINES.md)")
 	fl.BoolVar(&f.json, "json", false, "print the created mission as JSON (with --watch: the events as JSON lines)")
 	cmd.MarkFlagsMutuallyExclusive("project", "workspace")
 	return cmd
@@ -107,7 +109,7 @@ func (e *clientEnv) newMissionLsCmd() *cobra.Command {
 		Use:   "ls [--status S] [--project ID]",
 		Short: "List missions, newest first",
 		Args:  argsUsage(cobra.NoArgs),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, _ []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, _ []string) error {
 			projectID, err := projectIDOf(ctx, c, project)
 			if err != nil {
 				return err
@@ -151,7 +153,7 @@ func (e *clientEnv) newMissionShowCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show a mission, its runs and its pending waits (ID may be a unique prefix)",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -220,7 +222,7 @@ func (e *clientEnv) newMissionCancelCmd() *cobra.Command {
 		Use:   "cancel ID",
 		Short: "Request a mission's cancellation",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -246,7 +248,7 @@ func (e *clientEnv) newMissionMessageCmd() *cobra.Command {
 		Use:   `message ID "text"`,
 		Short: "Send a steering message to a mission's agent (its root run)",
 		Args:  argsUsage(cobra.ExactArgs(2)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -272,7 +274,7 @@ func (e *clientEnv) newMissionMessageCmd() *cobra.Command {
 
 // resolveMission turns a unique prefix of a mission id (as aos mission ls
 // shows) into the id, among the newest 1000 missions.
-func resolveMission(ctx context.Context, c *client.Client, id string) (string, error) {
+func resolveMission(ctx context.Context, c missionAPI, id string) (string, error) {
 	if len(id) >= fullIDLen {
 		return id, nil
 	}
@@ -290,7 +292,7 @@ func resolveMission(ctx context.Context, c *client.Client, id string) (string, e
 }
 
 // resolveWait turns a unique prefix of a pending wait's id into the id.
-func resolveWait(ctx context.Context, c *client.Client, id string) (string, error) {
+func resolveWait(ctx context.Context, c missionAPI, id string) (string, error) {
 	if len(id) >= fullIDLen {
 		return id, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -148,7 +149,7 @@ func (e *clientEnv) newProjectRenameCmd() *cobra.Command {
 
 // projectIDOf is the full id of the project named by id or a unique prefix
 // of it (aos project ls shows ids a user may shorten); "" stays "".
-func projectIDOf(ctx context.Context, c *client.Client, id string) (string, error) {
+func projectIDOf(ctx context.Context, c missionAPI, id string) (string, error) {
 	if id == "" {
 		return "", nil
 	}
@@ -157,7 +158,7 @@ func projectIDOf(ctx context.Context, c *client.Client, id string) (string, erro
 }
 
 // resolveProject finds the project whose id is id or starts with it.
-func resolveProject(ctx context.Context, c *client.Client, id string) (mission.Project, error) {
+func resolveProject(ctx context.Context, c missionAPI, id string) (mission.Project, error) {
 	ps, err := c.ListProjects(ctx)
 	if err != nil {
 		return mission.Project{}, err
@@ -348,15 +349,18 @@ func (e *clientEnv) newStatusCmd() *cobra.Command {
 			}
 			yes := map[bool]string{true: "ok", false: "DOWN"}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "server\t%s (aos %s)\n", c.Server(), s.Version)
+			fmt.Fprintf(tw, "server\t%s (aos %s)\n", c.Server(), termtext.Line(s.Version))
+			fmt.Fprintf(tw, "workspace root\t%s\n", termtext.Line(s.WorkspaceRoot))
+			fmt.Fprintf(tw, "data dir\t%s\n", orDash(termtext.Line(s.DataDir)))
 			fmt.Fprintf(tw, "database\t%s %s (%.1f ms)\n", yes[s.DB.OK], s.DB.Dialect, s.DB.LatencyMs)
-			alive := 0
+			fmt.Fprintf(tw, "workers\t%s (%d alive of %d)\n", yes[s.Worker.Alive], s.Worker.Count, len(s.Worker.Workers))
 			for _, w := range s.Worker.Workers {
-				if w.Alive {
-					alive++
+				state := "alive"
+				if !w.Alive {
+					state = "last seen " + time.UnixMilli(w.LastSeen).UTC().Format(time.RFC3339)
 				}
+				fmt.Fprintf(tw, "  %s\taos %s on %s, %s\n", termtext.Line(w.ID), termtext.Line(w.Version), termtext.Line(w.Hostname), state)
 			}
-			fmt.Fprintf(tw, "workers\t%s (%d alive of %d)\n", yes[s.Worker.Alive], alive, len(s.Worker.Workers))
 			fmt.Fprintf(tw, "providers\tanthropic %s, openai %s\n", keyState(s.Providers.Anthropic), keyState(s.Providers.OpenAI))
 			n := s.Counts
 			fmt.Fprintf(tw, "missions\t%d queued, %d running, %d waiting\n", n.MissionsQueued, n.MissionsRunning, n.MissionsWaiting)

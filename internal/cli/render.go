@@ -91,6 +91,8 @@ func (p *eventPrinter) render(missionID, kind string, payload []byte) bool {
 		p.printf("  $ %.4f spent · %s\n", u.Usage.CostUSD, plural(u.Usage.Turns, "turn", "turns"))
 	case "system.notice":
 		p.printf("  ℹ %s\n", oneLine(str(m, "message"), 500))
+	case "engine.started", "engine.finished", "verify.command", "verify.refused", "changeset.recorded":
+		p.printf("%s\n", engineLine(kind, m))
 	case "owner.message":
 		p.printf("  ✉ owner: %s\n", oneLine(str(m, "text"), 200))
 	case "wait.resolved":

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aos-run/aos/internal/backend"
 	"io"
 	"log/slog"
 	"os"
@@ -46,6 +47,7 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		NewDevCmd(),
 		NewSandboxCmd(),
 		newRunCmd(version),
+		newEngineCmd(version),
 		newResumeCmd(version),
 		newDemoCmd(version),
 		e.newWaitsCmd(),
@@ -53,6 +55,7 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		NewServerCmd(version),
 		NewTokenCmd(),
 		newSettingsCmd(),
+		newConfigCmd(),
 		e.newResolveCmd("approve"),
 		e.newResolveCmd("deny"),
 		e.newResolveCmd("answer"),
@@ -75,6 +78,10 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 // Execute runs the command tree and returns the process exit code. Errors
 // print as one line on stderr.
 func Execute(version string) int {
+	if len(os.Args) > 1 && os.Args[1] == backend.ForwarderArg {
+		// The in-sandbox half of an external engine's model proxy.
+		return backend.ForwarderMain(os.Args[2:])
+	}
 	return int(execute(context.Background(), NewRootCmd(version), os.Stderr))
 }
 
@@ -114,4 +121,15 @@ func env(w io.Writer) (config.Config, *slog.Logger, error) {
 // signalContext is cancelled on SIGINT or SIGTERM.
 func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(parent, syscall.SIGINT, syscall.SIGTERM)
+}
+
+// banner is what a long-running command calls itself when it starts:
+// "aos up", or "aos up (version 1.2.0)" for a release build. A development
+// build's version, "dev", is left out: "aos dev up" reads as another
+// command.
+func banner(what, version string) string {
+	if version == "" || version == "dev" {
+		return what
+	}
+	return what + " (version " + version + ")"
 }

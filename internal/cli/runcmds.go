@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/demo"
+	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/provider/script"
 	"github.com/aos-run/aos/internal/worker"
@@ -32,6 +33,9 @@ type runFlags struct {
 	onAsk     string
 	json      bool
 	dirty     bool // --include-uncommitted
+	engine    string
+	verify    []string
+	allow     []string
 }
 
 func newRunCmd(version string) *cobra.Command {
@@ -39,7 +43,7 @@ func newRunCmd(version string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] \"objective\"",
 		Short: "Run one mission in this process and stream its timeline; exit 0 done, 6 partial, 7 blocked/failed/budget, 130 cancelled",
-		Args:  cobra.ExactArgs(1),
+		Args:  objectiveArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch f.onAsk {
 			case "wait", "deny":
@@ -71,6 +75,9 @@ func newRunCmd(version string) *cobra.Command {
 	fl.StringVar(&f.onAsk, "on-ask", "wait", "wait: approvals wait for the owner; deny: deny them at once (CI)")
 	fl.BoolVar(&f.json, "json", false, "print JSON Lines: {\"missionId\": …} first, the result envelope last")
 	fl.BoolVar(&f.dirty, "include-uncommitted", false, "start from HEAD plus the project's uncommitted changes (snapshotted; your index is not touched)")
+	fl.StringVar(&f.engine, "engine", "builtin", "builtin, or an external engine: command:/abs/path or claude (docs/ENGINES.md)")
+	fl.StringArrayVar(&f.verify, "verify", nil, "with an external engine: a verification command aos re-runs (words split on spaces; repeatable); it must match the verification allowlist")
+	fl.StringArrayVar(&f.allow, "verify-allow", nil, "with an external engine: allow verification commands starting with these words (repeatable), besides the policy's shell allow rules")
 	return cmd
 }
 
@@ -78,6 +85,19 @@ func newRunCmd(version string) *cobra.Command {
 // mission: the service validates the input and the project, checks the
 // model and the daily cap, and records the audit entry.
 func (s *session) create(ctx context.Context, f runFlags, objective string) (string, error) {
+	if f.engine != "" && f.engine != "builtin" {
+		// An external engine (aos run --engine): the project must be the
+		// top level of a git work tree with a real .git directory.
+		dir, err := gitx.CheckProject(ctx, f.project)
+		if err != nil {
+			var ge *gitx.Error
+			if errors.As(err, &ge) {
+				return "", &exitError{code: exitFailure, msg: ge.Msg}
+			}
+			return "", &exitError{code: exitFailure, msg: fmt.Sprintf("project %s: %v", f.project, err)}
+		}
+		return s.createExternal(ctx, f, objective, dir)
+	}
 	budget, turns, wall := f.budgetUSD, f.maxTurns, f.wallSec
 	m, err := s.service().CreateMission(ctx, localActor(), mission.CreateRequest{Objective: objective, Criteria: f.criteria, Workspace: f.project,
 		Model: f.model, Effort: f.effort, Network: f.network, BudgetUSD: &budget, MaxTurns: &turns, MaxWallSec: &wall,
@@ -89,6 +109,20 @@ func (s *session) create(ctx context.Context, f runFlags, objective string) (str
 		fmt.Fprintln(s.out, s.label)
 	}
 	return m.ID, nil
+}
+
+// objectiveArg requires the one argument of aos run, the objective: when it
+// is missing (or split into several words without quotes), it says so,
+// prints the usage on stderr and exits 2.
+func objectiveArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 && strings.TrimSpace(args[0]) != "" {
+		return nil
+	}
+	fmt.Fprint(cmd.ErrOrStderr(), cmd.UsageString())
+	if len(args) > 1 {
+		return usage("give the objective as one argument, in quotes (got %d arguments): %s", len(args), cmd.UseLine())
+	}
+	return usage("the objective is missing: %s", cmd.UseLine())
 }
 
 func newResumeCmd(version string) *cobra.Command {

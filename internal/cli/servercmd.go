@@ -19,6 +19,7 @@ import (
 	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/worker"
 )
@@ -30,7 +31,7 @@ const DefaultAddr = "127.0.0.1:8640"
 // on AOS_ADDR. It never runs agent code; it talks to workers only through
 // the database.
 func NewServerCmd(version string) *cobra.Command {
-	var noSetupToken bool
+	var noSetupToken, withControl bool
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Serve the HTTP API (/api/v1) and the events WebSocket on AOS_ADDR (" + DefaultAddr + " by default)",
@@ -55,8 +56,13 @@ func NewServerCmd(version string) *cobra.Command {
 			// it stops while none is open, so a short event poll costs one
 			// small query per 10 ms only while someone is watching.
 			k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, EventPoll: 10 * time.Millisecond})
-			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Version: version, Getenv: os.Getenv, Logger: log,
-				AllowPrivateClones: os.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1"})
+			hc, err := startHostConfig(ctx, log)
+			if err != nil {
+				return err
+			}
+			defer hc.Close()
+			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Version: version, Getenv: os.Getenv, Logger: log,
+				AllowPrivateClones: os.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1", HostConfig: hc})
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w", addr, err)
@@ -71,6 +77,14 @@ func NewServerCmd(version string) *cobra.Command {
 				_ = ln.Close()
 				return err
 			}
+			if withControl {
+				stopControl, err := serveControl(ctx, cfg.DataDir, svc, log, version)
+				if err != nil {
+					_ = ln.Close()
+					return err
+				}
+				defer stopControl()
+			}
 			sch := "http"
 			if tlsCfg != nil {
 				ln, sch = tls.NewListener(ln, tlsCfg), "https"
@@ -80,7 +94,7 @@ func NewServerCmd(version string) *cobra.Command {
 				_ = ln.Close()
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "aos %s: API on %s://%s%s (%s); Ctrl-C to stop\n", version, sch, ln.Addr(), api.Prefix, st.Dialect())
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: API on %s://%s%s (%s); Ctrl-C to stop\n", banner("aos server", version), sch, ln.Addr(), api.Prefix, st.Dialect())
 			if w := plainHTTPWarning(ln.Addr().String(), sch, authSvc.PublicOrigin()); w != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "aos server: "+w)
 				log.Warn("plain HTTP on a non-loopback address", "addr", ln.Addr().String())
@@ -92,10 +106,13 @@ func NewServerCmd(version string) *cobra.Command {
 				}
 			}
 			go pruneAuth(ctx, authSvc, log, 10*time.Minute)
-			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies}), log)
+			m := metrics.New(metrics.ProcessServer, version)
+			m.WatchStore(st)
+			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies, Metrics: m}), log)
 		},
 	}
 	cmd.Flags().BoolVar(&noSetupToken, "no-setup-token", false, "do not issue a setup token on first run (aos up issues it)")
+	cmd.Flags().BoolVar(&withControl, "control", false, "also serve the data dir's local control socket (aos up, which owns the data dir, passes it)")
 	return cmd
 }
 

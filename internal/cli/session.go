@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aos-run/aos/internal/backend"
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
@@ -80,7 +81,8 @@ func openSession(ctx context.Context, version string, out io.Writer) (*session, 
 // adapters' keys and base URLs.
 func newSession(cfg config.Config, st store.Store, log *slog.Logger, version string, out io.Writer, getenv func(string) string) *session {
 	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Poll: 200 * time.Millisecond})
-	return &session{cfg: cfg, log: log, st: st, k: k, version: version, getenv: getenv, adapter: worker.AdapterFunc("", getenv), out: out, onAsk: "wait"}
+	adapter := worker.Adapters(worker.AdapterOptions{Getenv: getenv, LocalSetting: worker.LocalSetting(st)})
+	return &session{cfg: cfg, log: log, st: st, k: k, version: version, getenv: getenv, adapter: adapter, out: out, onAsk: "wait"}
 }
 
 // service returns the mission service of the session, built on first use
@@ -109,9 +111,12 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 		return err
 	}
 	deps := worker.EngineDeps(s.k, s.cfg.DataDir, sb, s.adapter)
+	deps.Local = true // every mission of this session runs here, at this terminal
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
 	logics[engine.LocalLogicName] = logics[engine.LogicName] // aos run's own missions
+	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, sb, nil))
+	logics[backend.LocalLogicName] = logics[backend.LogicName] // aos run --engine
 
 	wctx, stopWorker := context.WithCancel(context.Background())
 	workerDone := make(chan error, 1)

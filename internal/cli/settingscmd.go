@@ -41,7 +41,7 @@ func newSettingsCmd() *cobra.Command {
 	}
 	var daily, budget float64
 	var turns int
-	var model, effort string
+	var model, effort, localBase string
 	set := &cobra.Command{
 		Use:   "set",
 		Short: "Change settings: only the flags given are written",
@@ -64,6 +64,9 @@ func newSettingsCmd() *cobra.Command {
 			if f.Changed("default-effort") {
 				in.DefaultEffort = &effort
 			}
+			if f.Changed("local-base-url") {
+				in.LocalBaseURL = &localBase
+			}
 			if in == (mission.Settings{}) {
 				return fmt.Errorf("settings set: give at least one flag (see --help)")
 			}
@@ -81,6 +84,7 @@ func newSettingsCmd() *cobra.Command {
 	set.Flags().IntVar(&turns, "default-max-turns", 0, "default turn budget of a mission created through the API")
 	set.Flags().StringVar(&model, "default-model", "", "default model of a mission created through the API")
 	set.Flags().StringVar(&effort, "default-effort", "", "default effort: low, medium, high, xhigh or max")
+	set.Flags().StringVar(&localBase, "local-base-url", "", "OpenAI-compatible endpoint of local:NAME models, e.g. http://127.0.0.1:11434/v1 (wins over AOS_LOCAL_BASE_URL; \"\" clears it)")
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print the settings as JSON")
 	cmd.AddCommand(set)
 	return cmd
@@ -114,6 +118,7 @@ func printSettings(w io.Writer, st mission.Settings) {
 		{"default effort", str(st.DefaultEffort)},
 		{"default budget", usd(st.DefaultBudgetUSD, "")},
 		{"default max turns", turns},
+		{"local base URL", str(st.LocalBaseURL)},
 	} {
 		fmt.Fprintf(w, "%-18s %s\n", row[0]+":", row[1])
 	}

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/aos-run/aos/internal/hoststate"
 )
 
 // upLockName is the file in the data dir that `aos up` holds an exclusive
@@ -109,4 +115,33 @@ func checkListen(addr string) error {
 		return &AddrInUseError{Addr: addr, Err: errors.New(strings.TrimSpace(err.Error()))}
 	}
 	return l.Close()
+}
+
+// Device lease of aos up (seed 002 S09): the flock above is the first
+// gate; the lease in the data dir's host state carries the immutable
+// fencing token, which a supervisor renews by CAS every third of
+// upLeaseDuration. A renewal that cannot prove the token cancels aos up's
+// context: its children stop.
+const upLeaseDuration = 15 * time.Second
+
+// hostStateDir is where the data dir's host state files live.
+func hostStateDir(dataDir string) string { return filepath.Join(dataDir, "host") }
+
+// claimDevice claims the device singleton lease for this aos up, which
+// already holds the data dir's flock: a previous holder is provably gone
+// (the kernel dropped its flock), so its lease is released at once. A
+// corrupt or future host state file is reported, never reset.
+func claimDevice(ctx context.Context, dataDir, url string) (*hoststate.Store, hoststate.Lease, error) {
+	s, err := hoststate.Open(hostStateDir(dataDir), "host-state", hoststate.Hooks{})
+	if err != nil {
+		return nil, hoststate.Lease{}, err
+	}
+	abs, _ := filepath.Abs(dataDir)
+	sum := sha256.Sum256([]byte(abs))
+	l, err := hoststate.ClaimDevice(ctx, s, hoststate.Claim{Owner: "aos up", Subject: "datadir:" + hex.EncodeToString(sum[:8]),
+		PID: os.Getpid(), URL: url, Duration: upLeaseDuration, Now: time.Now(), Gone: func(hoststate.Lease) bool { return true }})
+	if err != nil {
+		return nil, l, fmt.Errorf("aos up: %w", err)
+	}
+	return s, l, nil
 }

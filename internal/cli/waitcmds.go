@@ -15,9 +15,10 @@ import (
 // whereWaits is the --help paragraph on how aos waits/approve/deny/answer
 // pick their backend.
 const whereWaits = `With a server configured (aos login, or AOS_SERVER), this goes through
-the API (GET /waits, POST /waits/{id}/resolve); otherwise it works on the
-local database directly (AOS_DATABASE_URL or the data dir), as the local
-aos run does.`
+the API (GET /waits, POST /waits/{id}/resolve); otherwise through the local
+control socket of the aos up running on this data dir, with no login; and
+without one it works on the local database directly (AOS_DATABASE_URL or
+the data dir), as the local aos run does.`
 
 func (e *clientEnv) newWaitsCmd() *cobra.Command {
 	var asJSON bool
@@ -27,16 +28,12 @@ func (e *clientEnv) newWaitsCmd() *cobra.Command {
 		Long:  "List pending approvals and questions.\n\n" + whereWaits,
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			remote, err := e.remoteConfigured()
+			c, err := e.missionClient(cmd.Context(), true)
 			if err != nil {
 				return err
 			}
-			if !remote {
+			if c == nil {
 				return localWaits(cmd, asJSON)
-			}
-			c, err := e.client()
-			if err != nil {
-				return err
 			}
 			ws, err := c.ListWaits(cmd.Context(), client.ListWaitsOptions{Status: "pending"})
 			if err != nil {
@@ -103,16 +100,12 @@ func (e *clientEnv) newResolveCmd(verb string) *cobra.Command {
 			case "answer":
 				res = mission.Resolution{Answer: a[1]}
 			}
-			remote, err := e.remoteConfigured()
+			c, err := e.missionClient(cmd.Context(), true)
 			if err != nil {
 				return err
 			}
-			if !remote {
+			if c == nil {
 				return localResolve(cmd, a[0], res)
-			}
-			c, err := e.client()
-			if err != nil {
-				return err
 			}
 			ctx := cmd.Context()
 			err = func() error {

@@ -32,7 +32,7 @@ on.
 Exit codes: 0 done, 6 partial, 7 blocked, failed or out of budget,
 130 cancelled (or interrupted), and the client's codes (docs/CLI.md).`,
 		Args: argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
+		RunE: e.missionRunE(func(ctx context.Context, cmd *cobra.Command, c missionAPI, args []string) error {
 			id, err := resolveMission(ctx, c, args[0])
 			if err != nil {
 				return err
@@ -46,17 +46,18 @@ Exit codes: 0 done, 6 partial, 7 blocked, failed or out of budget,
 
 // watcher prints one mission's live timeline from the events socket.
 type watcher struct {
-	c         *client.Client
+	c         missionAPI
 	out, err  io.Writer
 	pr        *eventPrinter
 	json      bool
 	missionID string
 	rootRun   string
 	status    string // the mission's final status, once known
+	gate      *deltaGate
 }
 
 // watch follows missionID until it ends or ctx (Ctrl-C) stops it.
-func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c *client.Client, missionID string, asJSON bool) error {
+func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c missionAPI, missionID string, asJSON bool) error {
 	ctx, stop := signalContext(ctx)
 	defer stop()
 	m, err := c.GetMission(ctx, missionID)
@@ -64,7 +65,7 @@ func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c *client.Cli
 		return err
 	}
 	w := &watcher{c: c, out: cmd.OutOrStdout(), err: cmd.ErrOrStderr(), pr: &eventPrinter{out: cmd.OutOrStdout(), quiet: asJSON},
-		json: asJSON, missionID: m.ID, rootRun: m.RootRunID}
+		json: asJSON, missionID: m.ID, rootRun: m.RootRunID, gate: newDeltaGate()}
 	err = c.Follow(ctx, client.FollowOptions{MissionID: m.ID, OnEvent: func(e mission.Event) error { return w.event(ctx, e) }, MinBackoff: e.followBackoff,
 		OnReconnect: func(cause error, cursor int64) {
 			fmt.Fprintf(w.err, "aos: events connection lost (%s); resuming after event %d\n", oneLine(cause.Error(), 160), cursor)
@@ -91,7 +92,17 @@ func outcome(id, status string) error {
 	}
 }
 
+// event shows e, and the live model text it releases, in timeline order.
 func (w *watcher) event(ctx context.Context, e mission.Event) error {
+	for _, x := range w.gate.admit(e) {
+		if err := w.show(ctx, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *watcher) show(ctx context.Context, e mission.Event) error {
 	if w.json {
 		b, err := json.Marshal(e)
 		if err != nil {

@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,6 +27,10 @@ type Config struct {
 	LogLevel string
 	// WorkerID names this worker in leases; hostname-pid when empty.
 	WorkerID string
+	// MetricsAddr is where a worker serves its metrics (AOS_METRICS_ADDR,
+	// host:port; a port alone, ":9464", binds 127.0.0.1); empty serves
+	// none. Only loopback peers are answered.
+	MetricsAddr string
 }
 
 // Error is a configuration problem, naming the variable.
@@ -68,6 +73,16 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return c, &Error{Var: "AOS_MAX_CONCURRENT_RUNS", Msg: fmt.Sprintf("want an integer 1..256, got %q", v)}
 		}
 		c.MaxConcurrentRuns = n
+	}
+	if v := getenv("AOS_METRICS_ADDR"); v != "" {
+		host, port, err := net.SplitHostPort(v)
+		if err != nil || port == "" {
+			return c, &Error{Var: "AOS_METRICS_ADDR", Msg: fmt.Sprintf("want host:port or :port, got %q", v)}
+		}
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		c.MetricsAddr = net.JoinHostPort(host, port)
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"

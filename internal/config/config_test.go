@@ -27,6 +27,22 @@ func TestFromEnv(t *testing.T) {
 		{"zero concurrency", map[string]string{"AOS_DATA_DIR": "/d", "AOS_MAX_CONCURRENT_RUNS": "0"}, "AOS_MAX_CONCURRENT_RUNS", nil},
 		{"bad level", map[string]string{"AOS_DATA_DIR": "/d", "AOS_LOG_LEVEL": "loud"}, "AOS_LOG_LEVEL", nil},
 		{"bad url", map[string]string{"AOS_DATA_DIR": "/d", "AOS_DATABASE_URL": "mysql://x"}, "AOS_DATABASE_URL", nil},
+		{"metrics port alone binds loopback", map[string]string{"AOS_DATA_DIR": "/d", "AOS_METRICS_ADDR": ":9464"}, "", func(t *testing.T, c Config) {
+			if c.MetricsAddr != "127.0.0.1:9464" {
+				t.Errorf("metrics addr %q", c.MetricsAddr)
+			}
+		}},
+		{"metrics host kept", map[string]string{"AOS_DATA_DIR": "/d", "AOS_METRICS_ADDR": "[::1]:9464"}, "", func(t *testing.T, c Config) {
+			if c.MetricsAddr != "[::1]:9464" {
+				t.Errorf("metrics addr %q", c.MetricsAddr)
+			}
+		}},
+		{"no metrics by default", map[string]string{"AOS_DATA_DIR": "/d"}, "", func(t *testing.T, c Config) {
+			if c.MetricsAddr != "" {
+				t.Errorf("metrics addr %q", c.MetricsAddr)
+			}
+		}},
+		{"bad metrics addr", map[string]string{"AOS_DATA_DIR": "/d", "AOS_METRICS_ADDR": "9464"}, "AOS_METRICS_ADDR", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := FromEnv(func(k string) string { return tc.env[k] })

@@ -87,7 +87,7 @@ func TestCrashInTheMiddleOfAToolBatch(t *testing.T) {
 				last := string(reqs[len(reqs)-1].Body)
 				// git_commit's result is the commit, also when a resume found
 				// it by its trailer instead of committing again.
-				if head := e.git("rev-parse", "HEAD"); !strings.Contains(last, "committed "+head) {
+				if head := e.git("rev-parse", e.branchOf(rid)); !strings.Contains(last, "committed "+head) {
 					i := strings.LastIndex(last, `"type":"tool_result"`)
 					t.Errorf("final request does not report the commit %s to the model; its last tool result: %.300s", head, last[max(i, 0):])
 				}
@@ -180,7 +180,7 @@ func TestShellKilledAfterItRan(t *testing.T) {
 					e.dumpSteps(rid)
 					t.Fatalf("status %s: %s %s", r.Status, r.Error, r.Result)
 				}
-				if b, _ := os.ReadFile(filepath.Join(e.ws, "log.txt")); string(b) != "step-1\n" {
+				if b, _ := os.ReadFile(filepath.Join(e.branchTree(rid), "log.txt")); string(b) != "step-1\n" {
 					t.Errorf("log.txt = %q, want the line once", b)
 				}
 			})

@@ -46,6 +46,10 @@ type Deps struct {
 	// ContextWindow is the context window assumed for models whose window
 	// is unknown (200 000 by default).
 	ContextWindow int64
+	// Local says the loop runs in the process of `aos run` or `aos
+	// resume`: what it tells the owner to do applies to that terminal, not
+	// to a worker.
+	Local bool
 }
 
 // Limits of the loop (seed §5).
@@ -74,9 +78,21 @@ func AgentLogic(d Deps) kernel.Logic {
 		if err != nil {
 			return kernel.Result{Status: kernel.StatusBlocked, Summary: "model " + in.Model + ": " + err.Error()}, nil
 		}
-		l := &loop{d: d, rc: rc, in: in, a: a, fileState: map[string]string{}}
+		l := &loop{d: d, rc: rc, in: in, a: a, fileState: map[string]string{}, model: in.Model, used: map[string]bool{in.Model: true}}
 		return l.run()
 	}
+}
+
+// missingKeySummary is the summary of a mission blocked because the key of
+// its model's provider is not set: what to do, with the mission's real id,
+// where the mission runs.
+func missingKeySummary(local bool, envVar, missionID string) string {
+	if local {
+		return "No API key for the model's provider: set " + envVar + " in this shell's environment (export " + envVar +
+			"=…), then run the mission again with aos run (mission " + missionID + " stays blocked)."
+	}
+	return "No API key for the model's provider: set " + envVar + " in the worker's environment and restart it (aos up), " +
+		"then retry the mission: aos mission retry " + missionID
 }
 
 // loop is one execution of the agent loop; all of it is rebuilt on replay.
@@ -85,6 +101,15 @@ type loop struct {
 	rc kernel.RunContext
 	in Input
 	a  provider.Adapter
+	// model is the route's current target (in.Model until a failover);
+	// used are the targets taken, never taken again; hops the route
+	// history; failures the failed model calls (the model stage's
+	// failure budget). All are rebuilt from the journal on replay.
+	model    string
+	used     map[string]bool
+	hops     []Hop
+	failures int
+	blocker  string
 
 	system     string
 	tools      []provider.ToolDef
@@ -171,6 +196,10 @@ func (l *loop) branch() string { return Branch(l.rc.MissionID()) }
 type modelResult struct {
 	provider.Response
 	Failure *modelFailure `json:"failure,omitempty"`
+	// Target is the model called, and Route the route history before
+	// the call, when the mission has a route.
+	Target string `json:"target,omitempty"`
+	Route  []Hop  `json:"route,omitempty"`
 }
 
 type modelFailure struct {
@@ -179,6 +208,9 @@ type modelFailure struct {
 	Code       string `json:"code,omitempty"`
 	Message    string `json:"message"`
 	MissingKey string `json:"missingKey,omitempty"`
+	// Blocker is set by the loop (never journaled) when the failure ends
+	// the run: failure_budget_exhausted or route_exhausted.
+	Blocker string `json:"-"`
 }
 
 // callModel runs one model_call step.
@@ -188,13 +220,18 @@ func (l *loop) callModel() (modelResult, error) {
 		sum.Write(e)
 		sum.Write([]byte{0})
 	}
-	req := map[string]any{"model": l.in.Model, "effort": l.in.Effort, "turn": l.turn, "transcriptSha256": hex.EncodeToString(sum.Sum(nil)), "toolNames": l.toolNames}
+	req := map[string]any{"model": l.model, "effort": l.in.Effort, "turn": l.turn, "transcriptSha256": hex.EncodeToString(sum.Sum(nil)), "toolNames": l.toolNames}
 	var out modelResult
 	res, err := l.rc.Step(kernel.StepSpec{Kind: "model_call", Name: "model", Effect: kernel.EffectModelCall, Request: req, Announce: true},
 		func(ctx context.Context, _ string) (kernel.Outcome, error) {
 			turn := l.turn
+			var target string
+			var hops []Hop
+			if l.in.Route != nil {
+				target, hops = l.model, append([]Hop(nil), l.hops...)
+			}
 			l.rc.EmitTransient("model.delta", map[string]any{"reset": true, "turn": turn})
-			resp, err := l.a.Call(ctx, provider.Request{Model: l.in.Model, Effort: provider.Effort(l.in.Effort), System: l.system, Tools: l.tools,
+			resp, err := l.a.Call(ctx, provider.Request{Model: l.model, Effort: provider.Effort(l.in.Effort), System: l.system, Tools: l.tools,
 				Transcript: l.transcript, OnDelta: func(dl provider.Delta) {
 					l.rc.EmitTransient("model.delta", map[string]any{"turn": turn, "type": dl.Type, "text": dl.Text})
 				}})
@@ -202,10 +239,10 @@ func (l *loop) callModel() (modelResult, error) {
 				if ctx.Err() != nil {
 					return kernel.Outcome{}, err
 				}
-				return kernel.Outcome{Result: modelResult{Failure: failureOf(err)}}, nil
+				return kernel.Outcome{Result: modelResult{Failure: failureOf(err), Target: target, Route: hops}}, nil
 			}
 			u := resp.Usage
-			return kernel.Outcome{Result: modelResult{Response: *resp}, Usage: kernel.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			return kernel.Outcome{Result: modelResult{Response: *resp, Target: target, Route: hops}, Usage: kernel.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: l.a.Price(resp.Model, u)}}, nil
 		})
 	if err != nil {
@@ -230,7 +267,7 @@ func failureOf(err error) *modelFailure {
 }
 
 func (l *loop) note(text string) {
-	l.transcript = l.a.AppendOperatorNote(l.transcript, l.in.Model, text)
+	l.transcript = l.a.AppendOperatorNote(l.transcript, l.model, text)
 }
 
 // end removes the mission's worktree (its branch stays), builds the run's
@@ -243,7 +280,7 @@ func (l *loop) end(status, summary string, evidence, questions []string) (kernel
 		_ = os.RemoveAll(dirs.Root)
 	}
 	u := l.rc.Usage()
-	out := Outcome{Summary: summary, Evidence: evidence, OpenQuestions: questions, Criteria: l.criteria, Turns: u.Turns, SpentUSD: u.CostUSD}
+	out := Outcome{Summary: summary, Evidence: evidence, OpenQuestions: questions, Criteria: l.criteria, Turns: u.Turns, SpentUSD: u.CostUSD, Route: l.hops, Blocker: l.blocker}
 	if l.wt != nil {
 		out.Branch, out.Base = l.wt.Branch, l.wt.Base
 	}
@@ -281,7 +318,10 @@ func (l *loop) turnOnce() (res kernel.Result, done bool, err error) {
 	}
 	if f := mr.Failure; f != nil {
 		if f.MissingKey != "" {
-			return l.end(kernel.StatusBlocked, "No API key for the model's provider: set "+f.MissingKey+" in the worker's environment (restart it), then retry the mission (aos mission retry ID).", nil, nil)
+			return l.end(kernel.StatusBlocked, missingKeySummary(l.d.Local, f.MissingKey, l.rc.MissionID()), nil, nil)
+		}
+		if f.Blocker != "" {
+			return l.blocked(f)
 		}
 		return l.end(kernel.StatusBlocked, "The model call failed: "+f.Message, nil, nil)
 	}
@@ -342,11 +382,39 @@ func (l *loop) turnOnce() (res kernel.Result, done bool, err error) {
 
 // modelWithRetries calls the model; a retryable failure that outlived the
 // adapter's retries is retried after durable sleeps of 30 s, 2 min, 5 min.
+//
+// With a route, a failure counts against the model stage's failure budget
+// (failure_budget_exhausted at its limit), and a failure of a class the
+// route fails over on moves at once to the next unused target, never back
+// to a failed one (route_exhausted when none is left).
 func (l *loop) modelWithRetries() (modelResult, error) {
 	for attempt := 0; ; attempt++ {
 		mr, err := l.callModel()
-		if err != nil || mr.Failure == nil || !mr.Failure.Retryable || attempt >= modelRetryAttempts {
+		if err != nil || mr.Failure == nil {
 			return mr, err
+		}
+		if r := l.in.Route; r != nil {
+			l.failures++
+			if r.FailureBudget > 0 && l.failures >= r.FailureBudget {
+				mr.Failure.Blocker = BlockerFailureBudgetExhausted
+				return mr, nil
+			}
+			if r.failsOver(classOf(mr.Failure)) {
+				if !l.failover(mr.Failure) {
+					mr.Failure.Blocker = BlockerRouteExhausted
+					return mr, nil
+				}
+				h := l.hops[len(l.hops)-1]
+				if err := l.rc.Emit("system.notice", map[string]any{"code": "model.failover", "message": "The model " + h.From + " failed (" + h.Class + "); failing over to " + h.To + ".",
+					"from": h.From, "to": h.To, "class": h.Class}); err != nil {
+					return mr, err
+				}
+				attempt = -1
+				continue
+			}
+		}
+		if !mr.Failure.Retryable || attempt >= modelRetryAttempts {
+			return mr, nil
 		}
 		if err := l.rc.Emit("system.notice", map[string]any{"code": "model.retry", "message": "The model call failed; retrying after a pause.", "attempt": attempt + 1}); err != nil {
 			return mr, err
@@ -361,7 +429,7 @@ func (l *loop) modelWithRetries() (modelResult, error) {
 func (l *loop) guards() (kernel.Result, bool, error) {
 	window := l.in.ContextWindow
 	if window == 0 {
-		if m, ok := provider.CatalogueModel(l.in.Model); ok && m.ContextWindow > 0 {
+		if m, ok := provider.CatalogueModel(l.model); ok && m.ContextWindow > 0 {
 			window = m.ContextWindow
 		} else if l.d.ContextWindow > 0 {
 			window = l.d.ContextWindow

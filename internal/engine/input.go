@@ -53,6 +53,12 @@ type Input struct {
 	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
 	// ContextWindow overrides the model's context window in tokens.
 	ContextWindow int64 `json:"contextWindow,omitempty"`
+	// Route is the selected route to fail over along, when the
+	// configuration gave one.
+	Route *Route `json:"route,omitempty"`
+	// ConfigRevision is the configuration revision the mission was created
+	// with; it stays pinned to it.
+	ConfigRevision string `json:"configRevision,omitempty"`
 }
 
 // Validate checks an input before a mission is created.
@@ -87,6 +93,9 @@ func (in *Input) Validate() error {
 	}
 	if in.ApprovalTimeoutSec < 0 || in.ApprovalTimeoutSec > kernel.MaxWaitTimeoutSec {
 		return bad("approval timeout out of range")
+	}
+	if msg := in.Route.validate(); msg != "" {
+		return bad(msg)
 	}
 	return nil
 }
@@ -124,6 +133,11 @@ type Outcome struct {
 	// Branch and Base say where the work is: git log Base..Branch.
 	Branch string `json:"branch,omitempty"`
 	Base   string `json:"base,omitempty"`
+	// Route is the route history: every failover, and why.
+	Route []Hop `json:"route,omitempty"`
+	// Blocker is the blocker's code when the run ended blocked by its
+	// route: failure_budget_exhausted or route_exhausted.
+	Blocker string `json:"blocker,omitempty"`
 }
 
 func decodeInput(raw json.RawMessage) (Input, error) {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -267,21 +268,52 @@ func dedent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// TestMissingKeyEndsBlocked: a real model without its key blocks the
+// mission at once, and the summary says what to do where the mission runs,
+// with the mission's real id: a worker's environment and aos mission retry
+// on a server; this shell and aos run again for `aos run`.
 func TestMissingKeyEndsBlocked(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db storetest.DB) {
-		e := newEnv(t, db, "name: test\nturns:\n  - text: hi\n")
-		e.getenv = func(string) string { return "" } // no ANTHROPIC_API_KEY
-		e.start()
-		// A real model id: scripted models need no key by design.
-		rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "claude-haiku-5-5"})
-		r := e.wait(rid, kernel.StatusBlocked, kernel.StatusDone, kernel.StatusPartial, kernel.StatusFailed)
-		if r.Status != kernel.StatusBlocked || !strings.Contains(string(r.Result), "ANTHROPIC_API_KEY") {
-			t.Fatalf("run = %s %s; want blocked naming ANTHROPIC_API_KEY", r.Status, r.Result)
-		}
-		if len(e.srv.Requests()) != 0 {
-			t.Errorf("a request reached the model server without a key")
-		}
-	})
+	for _, tc := range []struct {
+		name        string
+		local       bool
+		want, avoid []string
+	}{
+		{"server", false, []string{"worker's environment", "aos mission retry MID"}, []string{"retry ID", "this shell"}},
+		{"local", true, []string{"this shell's environment", "aos run", "mission MID"}, []string{"worker", "retry"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db storetest.DB) {
+				e := newEnv(t, db, "name: test\nturns:\n  - text: hi\n")
+				e.getenv = func(string) string { return "" } // no ANTHROPIC_API_KEY
+				deps := e.deps()
+				deps.Local = tc.local
+				startWith(t, e, deps)
+				// A real model id: scripted models need no key by design.
+				rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "claude-haiku-5-5"})
+				r := e.wait(rid, kernel.StatusBlocked, kernel.StatusDone, kernel.StatusPartial, kernel.StatusFailed)
+				var res kernel.Result
+				if err := json.Unmarshal(r.Result, &res); err != nil {
+					t.Fatal(err)
+				}
+				if r.Status != kernel.StatusBlocked || !strings.Contains(res.Summary, "set ANTHROPIC_API_KEY") {
+					t.Fatalf("run = %s %q; want blocked naming ANTHROPIC_API_KEY", r.Status, res.Summary)
+				}
+				for _, w := range tc.want {
+					if w = strings.ReplaceAll(w, "MID", e.missionOf(rid)); !strings.Contains(res.Summary, w) {
+						t.Errorf("summary %q does not say %q", res.Summary, w)
+					}
+				}
+				for _, a := range tc.avoid {
+					if strings.Contains(res.Summary, a) {
+						t.Errorf("summary %q says %q", res.Summary, a)
+					}
+				}
+				if len(e.srv.Requests()) != 0 {
+					t.Errorf("a request reached the model server without a key")
+				}
+			})
+		})
+	}
 }
 
 func TestCancelEndsTheMission(t *testing.T) {

@@ -305,7 +305,7 @@ func saveLeftovers(ctx context.Context, path, missionID string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	add := []string{"add", "-A", "--", "."}
+	add := []string{"add", "-A", "--", ".", gitx.ExcludeTempFiles}
 	for _, n := range nested {
 		add = append(add, ":(exclude,literal)"+n)
 	}

@@ -163,3 +163,10 @@ func validHost(h string) bool {
 	}
 	return true
 }
+
+// ExcludeTempFiles is the pathspec that keeps the temp files of aos's
+// atomic writes (".aos-write-*", see internal/tool) out of everything aos
+// stages. A crash between creating one and renaming it over its target
+// leaves it in the work tree (in a linked worktree, where .git is a file,
+// they are made next to their target), and it must never be committed.
+const ExcludeTempFiles = ":(exclude,glob)**/.aos-write-*"

@@ -165,7 +165,7 @@ func (r *Repo) Snapshot(ctx context.Context, tmpDir string) (commit string, dirt
 	if _, err := run(idx, "read-tree", head); err != nil {
 		return "", false, err
 	}
-	add := []string{"add", "-A", "--", "."}
+	add := []string{"add", "-A", "--", ".", ExcludeTempFiles}
 	for _, n := range nested {
 		add = append(add, ":(exclude,literal)"+n)
 	}

@@ -21,13 +21,18 @@ func many(n int, mk func(i int) script.ToolCall) script.Turn {
 	return t
 }
 
-// swapper exchanges two workspace entries with renameat2(RENAME_EXCHANGE)
-// as fast as it can until ctx ends: a concurrent mission on the same
-// workspace, modelled from outside (the sandboxed shell of another mission
-// could do the same inside the workspace).
+// swapper exchanges two entries of the mission's worktree with
+// renameat2(RENAME_EXCHANGE) as fast as it can until ctx ends: a
+// concurrent process on the same workspace, modelled from outside (the
+// sandboxed shell of the mission could do the same inside it). It starts
+// once the worktree exists.
 func swapper(a, b string) func(ctx context.Context, w *world) {
 	return func(ctx context.Context, w *world) {
-		pa, pb := filepath.Join(w.repo, a), filepath.Join(w.repo, b)
+		wt := w.worktreeDir(ctx)
+		if wt == "" {
+			return
+		}
+		pa, pb := filepath.Join(wt, a), filepath.Join(wt, b)
 		for ctx.Err() == nil {
 			for range 200 {
 				_ = unix.Renameat2(unix.AT_FDCWD, pa, unix.AT_FDCWD, pb, unix.RENAME_EXCHANGE)
@@ -69,6 +74,20 @@ func fileAttacks() []attack {
 				{turns: []script.Turn{turn(sh("ln -s /proc/self/environ AGENTS.md && ls -l AGENTS.md"))}},
 				{turns: []script.Turn{turn(call("list_dir"))}},
 			},
+		},
+		{
+			// The same symlinks committed in the project (a cloned hostile
+			// repository, or a branch the owner merged): the worktree
+			// checks them out, and aos must not follow them into the prompt.
+			name: "symlink-agents-md-committed", class: classSymlink,
+			setup: func(w *world) {
+				for name, target := range map[string]string{"AGENTS.md": "/proc/self/environ", "CLAUDE.md": filepath.Join(w.home, ".ssh", "id_rsa")} {
+					if err := os.Symlink(target, filepath.Join(w.repo, name)); err != nil {
+						w.t.Fatal(err)
+					}
+				}
+			},
+			missions: []mission{{turns: []script.Turn{turn(call("list_dir"))}}},
 		},
 		{
 			name: "symlink-claude-md-owner-key", class: classSymlink,
@@ -120,9 +139,7 @@ func fileAttacks() []attack {
 			// and a link to a directory outside the workspace at write.
 			name: "toctou-write-swap", class: classTOCTOU,
 			setup: func(w *world) {
-				if err := os.MkdirAll(filepath.Join(w.repo, "w"), 0o755); err != nil {
-					w.t.Fatal(err)
-				}
+				mustWrite(w.t, filepath.Join(w.repo, "w", ".keep"), "", 0o644) // git keeps no empty directory
 				if err := os.Symlink(w.outside, filepath.Join(w.repo, "wl")); err != nil {
 					w.t.Fatal(err)
 				}

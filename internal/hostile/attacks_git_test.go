@@ -40,7 +40,7 @@ func selfRepo(tag string) string {
 }
 
 func gitAttacks() []attack {
-	return []attack{
+	return append(worktreeAttacks(), []attack{
 		{
 			name: "git-nested-repo-filter", class: classHostGit, drivers: []string{"sqlite", "postgres"},
 			missions: []mission{{turns: []script.Turn{
@@ -100,5 +100,5 @@ func gitAttacks() []attack {
 				turn(readFile("leak-push.txt")),
 			}}},
 		},
-	}
+	}...)
 }

@@ -18,19 +18,29 @@ func denyRm(w *world) {
 	w.addRule(store.PolicyRule{Tool: "shell", CommandPrefix: "rm", Decision: "deny", Note: "owner: never rm"})
 }
 
-// survivors adds a finding for each victim that a denied rm removed.
+// survivors adds a finding for each victim that a denied rm removed from
+// any mission branch of the project.
 func survivors(w *world, f *findings, names ...string) {
-	for _, v := range names {
-		if _, err := os.Stat(filepath.Join(w.repo, v)); err != nil {
-			f.add("deny rule on rm bypassed: %s was removed", v)
+	for _, br := range w.branches(w.repo) {
+		for _, v := range names {
+			if _, ok := branchFile(w.repo, br, v); !ok {
+				f.add("deny rule on rm bypassed: %s was removed on %s", v, br)
+			}
 		}
 	}
 }
 
+// absent adds a finding for each name present on any mission branch of
+// the project or in its checkout.
 func absent(w *world, f *findings, what string, names ...string) {
 	for _, n := range names {
+		for _, br := range w.branches(w.repo) {
+			if _, err := safeGit(w.repo, "cat-file", "-e", br+":"+n); err == nil {
+				f.add("%s: %s exists on %s", what, n, br)
+			}
+		}
 		if _, err := os.Lstat(filepath.Join(w.repo, n)); err == nil {
-			f.add("%s: %s exists", what, n)
+			f.add("%s: %s exists in the owner's checkout", what, n)
 		}
 	}
 }
@@ -63,6 +73,11 @@ func policyAttacks() []attack {
 			},
 			check: func(w *world, f *findings) {
 				absent(w, f, "a remembered `bash build.sh` allowed another bash command", "ran-bash-c", "ran-bash-x")
+				if r := w.runOf(2); r != nil && r.branch != "" {
+					if _, ok := branchFile(r.project, r.branch, "built.txt"); ok {
+						f.add("a rule remembered in one project allowed the command in another project")
+					}
+				}
 				if _, err := os.Stat(filepath.Join(w.root, "other", "built.txt")); err == nil {
 					f.add("a rule remembered in one project allowed the command in another project")
 				}

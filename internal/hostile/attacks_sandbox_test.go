@@ -2,7 +2,6 @@ package hostile
 
 import (
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -114,8 +113,8 @@ func sandboxAttacks() []attack {
 				turn(sh(`dd if=/dev/zero of=big bs=1M count=1 seek=1100 2>&1; ls -l big; true`)),
 			}}},
 			check: func(w *world, f *findings) {
-				if fi, err := os.Stat(filepath.Join(w.repo, "big")); err == nil && fi.Size() >= 1<<30 {
-					f.add("one command wrote a %d-byte file into the workspace", fi.Size())
+				if n := branchSize(w.repo, w.lastBranch(), "big"); n >= 1<<30 {
+					f.add("one command wrote a %d-byte file into the workspace", n)
 				}
 			},
 		},

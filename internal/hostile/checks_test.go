@@ -87,7 +87,7 @@ func diffSnapshots(before, after map[string]string) []string {
 }
 
 // repoText is the text of the project as the owner would find it: every
-// regular file of the worktree (nested repositories and .git included)
+// regular file of the directory (nested repositories and .git included)
 // and every git object of each repository in it, read with `git cat-file`
 // (which runs no filter, hook or driver).
 func repoText(dir string) []byte {
@@ -160,7 +160,20 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 		f.add("the model server saw no request: the attack did not run")
 	}
 	out := w.output()
-	project := repoText(w.repo)
+	// The projects (their files, and every git object: the mission
+	// branches' commits and trees are objects of the project's repository)
+	// and the worktree root (a worktree aos failed to remove).
+	project := append(repoText(w.repo), repoText(w.wtRoot)...)
+	w.mu.Lock()
+	runs := append([]*runResult(nil), w.runs...)
+	w.mu.Unlock()
+	seenProject := map[string]bool{w.repo: true}
+	for _, r := range runs {
+		if !seenProject[r.project] {
+			seenProject[r.project] = true
+			project = append(project, repoText(r.project)...)
+		}
+	}
 	events := w.timeline()
 	if len(recs) > 0 && events == "" {
 		w.t.Errorf("the model was called but no event was stored: the timeline check reads the wrong database")
@@ -176,7 +189,7 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 			f.add("the %s canary is in the stored timeline (events)", label)
 		}
 		if bytes.Contains(project, []byte(c)) {
-			f.add("the %s canary is in the project's files or commits", label)
+			f.add("the %s canary is in the project's files or commits, or in the worktree root", label)
 		}
 	}
 	for _, d := range diffSnapshots(before, snapshot(keep...)) {
@@ -185,9 +198,6 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 	if cs := terminalControls(out); len(cs) > 0 {
 		f.add("terminal control bytes in aos run's output: %s", strings.Join(cs, "; "))
 	}
-	w.mu.Lock()
-	runs := append([]*runResult(nil), w.runs...)
-	w.mu.Unlock()
 	killed := map[int]bool{}
 	for _, r := range runs {
 		if a.control && r.code != 6 {
@@ -211,6 +221,10 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 		seen := false
 		for _, rec := range recs {
 			seen = seen || (rec.Script == scriptName(i) && rec.Turn == last)
+		}
+		if r := w.runOf(i); seen && r != nil && r.code != -1 && r.branch == "" {
+			// Every check that reads a mission's work reads its branch.
+			w.t.Errorf("harness: mission %d ran but aos run printed no branch (work on branch aos/…):\n%s", i+1, r.out)
 		}
 		switch {
 		case seen:

@@ -1,7 +1,6 @@
 package hostile
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,12 +17,13 @@ func attacks() []attack {
 	return all
 }
 
-// wantFile fails a control unless the workspace file exists and contains
-// want.
+// wantFile fails a control unless the file exists on the last mission
+// branch of the project (read with git cat-file) and contains want.
 func wantFile(w *world, rel, want string) {
-	b, err := os.ReadFile(filepath.Join(w.repo, rel))
-	if err != nil || !strings.Contains(string(b), want) {
-		w.t.Errorf("control: %s should contain %q: %q %v\n%s", rel, want, b, err, w.output())
+	br := w.lastBranch()
+	b, ok := branchFile(w.repo, br, rel)
+	if !ok || !strings.Contains(string(b), want) {
+		w.t.Errorf("control: %s on branch %q should contain %q: %q (present: %v)\n%s", rel, br, want, b, ok, w.output())
 	}
 }
 
@@ -57,9 +57,14 @@ func controls() []attack {
 			check: func(w *world, f *findings) {
 				wantFile(w, "a.txt", "control-content")
 				wantSent(w, "?? a.txt")
-				out, err := safeGit(w.repo, "log", "-1", "--format=%s %D")
-				if err != nil || !strings.Contains(string(out), "control commit") || !strings.Contains(string(out), "aos/") {
-					w.t.Errorf("control: last commit %q %v, want \"control commit\" on an aos/ branch", out, err)
+				br := w.lastBranch()
+				out, err := safeGit(w.repo, "log", "-1", "--format=%s", br)
+				if err != nil || strings.TrimSpace(string(out)) != "control commit" || !strings.HasPrefix(br, "aos/") {
+					w.t.Errorf("control: last commit of %q is %q %v, want \"control commit\" on an aos/ branch", br, out, err)
+				}
+				// The owner's checkout is untouched: on main, clean.
+				if out, err := safeGit(w.repo, "status", "--porcelain", "--branch"); err != nil || strings.TrimSpace(string(out)) != "## main" {
+					w.t.Errorf("control: the owner's checkout is %q %v, want clean on main", out, err)
 				}
 			},
 		},
@@ -75,9 +80,7 @@ func controls() []attack {
 			name: "control-read-write-files", class: classTOCTOU, control: true,
 			setup: func(w *world) {
 				mustWrite(w.t, filepath.Join(w.repo, "d", ".ssh", "id_rsa"), "harmless-control\n", 0o644)
-				if err := os.MkdirAll(filepath.Join(w.repo, "w"), 0o755); err != nil {
-					w.t.Fatal(err)
-				}
+				mustWrite(w.t, filepath.Join(w.repo, "w", ".keep"), "", 0o644) // git keeps no empty directory
 			},
 			missions: []mission{{turns: []script.Turn{
 				turn(readFile("d/.ssh/id_rsa"), writeFile("w/ok.txt", "written-control\n")),
@@ -110,7 +113,7 @@ func controls() []attack {
 				{network: "open", turns: []script.Turn{turn(sh("sh build.sh"))}},
 			},
 			check: func(w *world, f *findings) {
-				if _, err := os.Stat(filepath.Join(w.repo, "v1.txt")); err != nil {
+				if _, ok := branchFile(w.repo, w.lastBranch(), "v1.txt"); !ok {
 					w.t.Errorf("control: a plain `rm v1.txt` was not denied by the deny rule")
 				}
 				wantFile(w, "allowed.txt", "")
@@ -140,11 +143,11 @@ func controls() []attack {
 					w.t.Errorf("control: network open could not reach a non-loopback listener\n%s", w.output())
 				}
 				wantFile(w, "sandbox-ok.txt", "ok")
-				if fi, err := os.Stat(filepath.Join(w.repo, "small")); err != nil || fi.Size() != 4<<20 {
-					w.t.Errorf("control: a 4 MiB file was not written: %v", err)
+				if n := branchSize(w.repo, w.lastBranch(), "small"); n != 4<<20 {
+					w.t.Errorf("control: a 4 MiB file was not written: %d bytes on the branch", n)
 				}
-				if fi, err := os.Stat(filepath.Join(w.repo, "sparse")); err != nil || fi.Size() != 101<<20 {
-					w.t.Errorf("control: a 101 MiB sparse file was not written: %v", err)
+				if n := branchSize(w.repo, w.lastBranch(), "sparse"); n != 101<<20 {
+					w.t.Errorf("control: a 101 MiB sparse file was not written: %d bytes on the branch", n)
 				}
 			},
 		},

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -74,7 +75,8 @@ type world struct {
 	home    string // the owner's HOME (canaries)
 	data    string // AOS_DATA_DIR (a canary)
 	tmp     string // TMPDIR of aos (per-run sandbox HOMEs live here)
-	repo    string // the project
+	repo    string // the project (the owner's checkout)
+	wtRoot  string // where aos makes missions' worktrees (its default, beside the data dir)
 	outside string // files a mission must not change
 	pwned   string // host-side code execution leaves files here
 	dsn     string // the database (sqlite file or postgres URL)
@@ -92,7 +94,9 @@ type world struct {
 // runResult is one `aos run`'s outcome.
 type runResult struct {
 	mission int
-	code    int // -1: killed at its deadline
+	project string // the project directory it ran on
+	branch  string // the mission branch aos run printed at the end ("" if none)
+	code    int    // -1: killed at its deadline
 	out     []byte
 	elapsed time.Duration
 }
@@ -155,6 +159,7 @@ func newWorld(t *testing.T, driver string) *world {
 	w := &world{t: t, driver: driver, root: root, canaries: map[string]string{}, listeners: map[string]*listener{}}
 	w.home, w.data, w.tmp = filepath.Join(root, "home"), filepath.Join(root, "data"), filepath.Join(root, "tmp")
 	w.repo, w.outside, w.pwned = filepath.Join(root, "repo"), filepath.Join(root, "outside"), filepath.Join(root, "pwned")
+	w.wtRoot = filepath.Join(root, "aos-worktrees") // engine.DefaultWorktreeRoot(w.data)
 	for _, d := range []string{w.home, w.data, w.tmp, w.repo, w.outside, w.pwned} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -317,7 +322,11 @@ func (w *world) requests() (string, []script.Recorded) {
 // noKeepAlive leaves no idle connection (nor goroutine) behind.
 var noKeepAlive = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
 
-var approveRe = regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
+var (
+	approveRe = regexp.MustCompile(`aos approve ([0-9a-f-]{36})`)
+	// branchRe is the end of aos run: "work on branch aos/<id8>; …".
+	branchRe = regexp.MustCompile(`work on branch (aos/[0-9a-zA-Z-]+);`)
+)
 
 // run runs mission i with `aos run` and returns when it exits or its
 // deadline passes (then it is killed). Approvals are denied at once, or,
@@ -359,7 +368,7 @@ func (w *world) run(ctx context.Context, i int, m mission) *runResult {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	start := time.Now()
-	res := &runResult{mission: i}
+	res := &runResult{mission: i, project: project}
 	if err := cmd.Start(); err != nil {
 		// Not Fatal: a concurrent mission runs on its own goroutine.
 		t.Errorf("start aos run: %v", err)
@@ -413,6 +422,9 @@ func (w *world) run(ctx context.Context, i int, m mission) *runResult {
 	_ = pw.Close()
 	<-readDone
 	res.out, res.elapsed = out.Bytes(), time.Since(start)
+	if mm := branchRe.FindSubmatch(res.out); mm != nil {
+		res.branch = string(mm[1])
+	}
 	if res.code != -1 {
 		var ee *exec.ExitError
 		switch {
@@ -445,4 +457,134 @@ func (w *world) output() []byte {
 		b = append(b, r.out...)
 	}
 	return b
+}
+
+// commitSetup commits what the attack's setup left in the project, as an
+// owner would before a mission: a mission works in its own worktree made
+// from the project's HEAD, so uncommitted files would not reach it. A
+// project without a .git directory (an attack's setup removed it) is left
+// alone.
+func (w *world) commitSetup() {
+	if fi, err := os.Lstat(filepath.Join(w.repo, ".git")); err != nil || !fi.IsDir() {
+		return
+	}
+	hostGit(w.t, w.repo, "add", "-A")
+	if hostGit(w.t, w.repo, "status", "--porcelain") != "" {
+		hostGit(w.t, w.repo, "commit", "-q", "-m", "owner: the attack's setup")
+	}
+}
+
+// takeBranch merges a mission's branch into its project as the owner
+// would (`git merge --ff-only aos/<id8>`, with the test's hardened git:
+// no system or global config, no hooks, no fsmonitor), so that the next
+// mission starts from what this one left.
+func (w *world) takeBranch(r *runResult) {
+	if r.branch == "" {
+		return
+	}
+	hostGit(w.t, r.project, "merge", "-q", "--ff-only", r.branch)
+}
+
+// runOf is mission i's result (nil if it did not run).
+func (w *world) runOf(i int) *runResult {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.runs {
+		if r.mission == i {
+			return r
+		}
+	}
+	return nil
+}
+
+// branches are the mission branches aos made in project, in run order.
+func (w *world) branches(project string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, r := range w.runs {
+		if r.project == project && r.branch != "" {
+			out = append(out, r.branch)
+		}
+	}
+	return out
+}
+
+// lastBranch is the last mission branch of the world's project, or "".
+func (w *world) lastBranch() string {
+	bs := w.branches(w.repo)
+	if len(bs) == 0 {
+		return ""
+	}
+	return bs[len(bs)-1]
+}
+
+// branchFile reads rel at the tip of branch in project with git cat-file
+// (no filter, textconv, hook or driver runs); ok is false when the branch
+// has no such file.
+func branchFile(project, branch, rel string) ([]byte, bool) {
+	if branch == "" {
+		return nil, false
+	}
+	b, err := safeGit(project, "cat-file", "blob", branch+":"+rel)
+	return b, err == nil
+}
+
+// branchSize is the size of rel at the tip of branch, or -1.
+func branchSize(project, branch, rel string) int64 {
+	if branch == "" {
+		return -1
+	}
+	out, err := safeGit(project, "cat-file", "-s", branch+":"+rel)
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// worktreeDir waits for a mission's worktree to appear under the worktree
+// root and returns it ("" if ctx ends first).
+func (w *world) worktreeDir(ctx context.Context) string {
+	for ctx.Err() == nil {
+		if ents, err := os.ReadDir(w.wtRoot); err == nil {
+			for _, e := range ents {
+				if e.IsDir() {
+					return filepath.Join(w.wtRoot, e.Name())
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // polling for aos's setup step, until ctx ends
+	}
+	return ""
+}
+
+// ownerState is the owner's checkout as a mission must leave it: its
+// files, HEAD, current branch and index, and its .git config, hooks and
+// info (nothing a mission does may change them; the test's own merges
+// between missions do, and the state is taken again after each).
+func (w *world) ownerState(project string) map[string]string {
+	st := snapshot(project)
+	for p := range st {
+		rel, _ := filepath.Rel(project, p)
+		if rel == ".git" || strings.HasPrefix(rel, ".git/") && !strings.HasPrefix(rel, ".git/hooks") &&
+			!strings.HasPrefix(rel, ".git/info") && rel != ".git/config" && rel != ".git/HEAD" && rel != ".git/index" {
+			delete(st, p)
+		}
+	}
+	for _, args := range [][]string{{"rev-parse", "HEAD"}, {"symbolic-ref", "-q", "HEAD"}} {
+		out, _ := safeGit(project, args...)
+		st["git "+strings.Join(args, " ")] = string(out)
+	}
+	// The owner's branches (aos makes its own, aos/*).
+	out, _ := safeGit(project, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" && !strings.HasPrefix(l, "refs/heads/aos/") {
+			st["git ref "+l] = l
+		}
+	}
+	return st
 }

@@ -129,9 +129,16 @@ func runAttack(t *testing.T, a attack, driver string) {
 	if a.setup != nil {
 		a.setup(w)
 	}
+	w.commitSetup()
 	w.startModelServer(a.missions)
 	keep := []string{w.home, w.outside, w.pwned, filepath.Join(w.data, "canary.txt")}
+	if fi, err := os.Lstat(filepath.Join(w.repo, ".git")); err == nil && fi.IsDir() {
+		// The owner's repository's config and hooks: a worktree's gitdir
+		// lies inside it.
+		keep = append(keep, filepath.Join(w.repo, ".git", "config"), filepath.Join(w.repo, ".git", "hooks"))
+	}
 	before := snapshot(keep...)
+	f := &findings{}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
@@ -140,19 +147,32 @@ func runAttack(t *testing.T, a attack, driver string) {
 		go func() { defer bg.Done(); a.during(ctx, w) }()
 	}
 	var concurrent sync.WaitGroup
+	owner := w.ownerState(w.repo)
 	for i, m := range a.missions {
 		if m.concurrent {
 			concurrent.Add(1)
 			go func() { defer concurrent.Done(); w.run(ctx, i, m) }()
 			continue
 		}
-		w.run(ctx, i, m)
+		r := w.run(ctx, i, m)
+		// A mission works in its own worktree: the owner's checkout is
+		// never touched (a concurrent one must not touch it either).
+		for _, d := range diffSnapshots(owner, w.ownerState(w.repo)) {
+			f.add("the owner's checkout changed during mission %d: %s", i+1, d)
+		}
+		if i < len(a.missions)-1 {
+			// The owner takes the work, so the next mission starts from it.
+			w.takeBranch(r)
+		}
+		owner = w.ownerState(w.repo)
 	}
 	concurrent.Wait()
 	cancel()
 	bg.Wait()
+	for _, d := range diffSnapshots(owner, w.ownerState(w.repo)) {
+		f.add("the owner's checkout changed at the end: %s", d)
+	}
 
-	f := &findings{}
 	w.checkOutside(a, before, keep, f)
 	if a.check != nil {
 		a.check(w, f)

@@ -54,7 +54,7 @@ func (rc *runCtx) resume(seq int, spec StepSpec, rec store.Step, exec ExecFunc) 
 		return rc.execute(seq, spec, rec.Request, exec, nil)
 	}
 	if spec.Reconcile != nil {
-		rc.k.opts.Logger.Warn("reconcile probe could not tell; asking the owner", "run", rc.run.ID, "seq", seq)
+		rc.k.opts.Logger.Warn("reconcile probe could not tell; asking the owner", "mission", rc.run.MissionID, "run", rc.run.ID, "seq", seq)
 	} else {
 		probeNote = "aos has no way to check this step's effect."
 	}

@@ -242,6 +242,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks, nil in production.
 	Hooks *Hooks
+	// Observer sees claims and lost leases (metrics); nil means none.
+	Observer Observer
 	// Version is reported in the workers table.
 	Version string
 	// LocalTransientOnly keeps transient events (model.delta) in this

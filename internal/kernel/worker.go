@@ -215,6 +215,7 @@ func (w *worker) execute(run store.Run) {
 	}
 	k.ring()
 	log.Info("run claimed", "replay_steps", len(steps))
+	k.observeClaim(run, now)
 
 	hbDone := make(chan struct{})
 	go func() {
@@ -305,6 +306,7 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 		return
 	case errors.Is(cause, ErrLeaseLost) || errors.Is(err, ErrLeaseLost):
 		log.Warn("lease lost; leaving the run to its new holder")
+		k.observeLeaseLost(rc.run)
 		return
 	case errors.Is(cause, ErrShutdown):
 		now := k.now()

@@ -30,9 +30,16 @@ var allowed = map[string][]string{
 	"cmd/aos": {"internal/cli"},
 
 	// Front ends: they call the mission service and present its results.
-	"internal/cli": {"internal/api", "internal/auth", "internal/client", "internal/config", "internal/demo", "internal/engine", "internal/kernel",
-		"internal/mission", "internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
-	"internal/api": {"internal/auth", "internal/mission", "internal/wire"},
+	"internal/cli": {"internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo",
+		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/kernel", "internal/metrics", "internal/mission",
+		"internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
+	"internal/api": {"internal/auth", "internal/console", "internal/metrics", "internal/mission", "internal/wire"},
+	// The local control socket is a front end: it calls the mission
+	// service (and the kernel's event feed), never the store or another
+	// front end.
+	"internal/control": {"internal/hoststate", "internal/kernel", "internal/mission"},
+	// The web console is static assets and their headers; the API mounts it.
+	"internal/console": nil,
 	// The API client speaks HTTP with the wire types only: it must not link
 	// the kernel, the engine or the model SDKs (TestClientDeps checks the
 	// whole closure).
@@ -41,17 +48,20 @@ var allowed = map[string][]string{
 	"internal/wire": nil,
 
 	// The one owner of the rules, over the kernel.
-	"internal/mission": {"internal/engine", "internal/gitx", "internal/kernel", "internal/policy", "internal/provider", "internal/store",
-		"internal/wire"},
+	"internal/mission": {"internal/backend", "internal/engine", "internal/gitx", "internal/hostconfig", "internal/kernel", "internal/policy",
+		"internal/provider", "internal/store", "internal/wire"},
 	// Owner security rests on the store alone; front ends call it.
 	"internal/auth": {"internal/store", "internal/wire"},
 	// A worker process: the kernel with the agent loop as its logic.
-	"internal/worker": {"internal/config", "internal/engine", "internal/kernel", "internal/policy", "internal/provider", "internal/sandbox",
+	"internal/worker": {"internal/backend", "internal/config", "internal/engine", "internal/metrics", "internal/kernel", "internal/policy", "internal/provider", "internal/sandbox",
 		"internal/store", "internal/tool"},
 
 	// Durable execution knows no agent, model or front end.
 	"internal/kernel": {"internal/store"},
-	"internal/engine": {"internal/gitx", "internal/kernel", "internal/policy", "internal/provider", "internal/sandbox", "internal/tool"},
+	// External engines are kernel logic beside the built-in loop, below
+	// every front end.
+	"internal/backend": {"internal/gitx", "internal/kernel", "internal/policy", "internal/provider", "internal/sandbox"},
+	"internal/engine":  {"internal/gitx", "internal/kernel", "internal/policy", "internal/provider", "internal/sandbox", "internal/tool"},
 	// Model adapters: the provider types and each other (registry, compat).
 	"internal/provider": {"internal/provider"},
 	"internal/tool":     {"internal/gitx", "internal/sandbox"},
@@ -61,12 +71,17 @@ var allowed = map[string][]string{
 	"internal/store": {"internal/store"},
 
 	// Leaves.
-	"internal/config":   nil,
-	"internal/gitx":     nil, // host git's one hardened runner
-	"internal/demo":     {"internal/gitx"},
-	"internal/termtext": nil,
-	"internal/hostile":  nil,
-	"internal/soak":     nil,
+	"internal/config":    nil,
+	"internal/gitx":      nil, // host git's one hardened runner
+	"internal/demo":      {"internal/gitx"},
+	"internal/termtext":  nil,
+	"internal/hoststate": nil, // host state files, stdlib only
+	// Project configuration files (.aos/config.yaml).
+	"internal/hostconfig": {"internal/termtext"},
+	// Prometheus metrics over the store's counts and the model calls.
+	"internal/metrics": {"internal/provider", "internal/store"},
+	"internal/hostile": nil,
+	"internal/soak":    nil,
 }
 
 // rule returns the entry that governs pkg: its own, else its nearest

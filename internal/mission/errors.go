@@ -22,6 +22,9 @@ const (
 	CodeUnauthorized   Code = "unauthorized"
 	CodeForbidden      Code = "forbidden"
 	CodeGitFailed      Code = "git_failed"
+	// CodeModelUnavailable: the model's endpoint is not configured or
+	// does not answer, so the model cannot be checked or used now.
+	CodeModelUnavailable Code = "model_unavailable"
 )
 
 // Error is the service's domain error. Msg is safe to show to the caller:
@@ -72,6 +75,9 @@ var (
 	// ErrGitFailed: git could not init, inspect or clone (an unreachable
 	// remote, a refused authentication); nothing was kept on disk.
 	ErrGitFailed = &Error{Code: CodeGitFailed}
+	// ErrModelUnavailable: the model's endpoint is not configured or does
+	// not answer; nothing was written.
+	ErrModelUnavailable = &Error{Code: CodeModelUnavailable}
 )
 
 func invalid(format string, a ...any) error {

@@ -25,7 +25,8 @@ const (
 )
 
 // Built-in defaults, the same as aos run's flags. There is no built-in
-// model: without a default_model setting a request must name one.
+// model: without one named or set as a default, the mission gets the first
+// available model (availableModel), else it is refused.
 const (
 	DefaultBudgetUSD = 5.0
 	DefaultMaxTurns  = 100
@@ -67,16 +68,23 @@ func gitResult(m store.Mission, in engine.Input) *GitResult {
 }
 
 // CreateMission validates req, applies the defaults, refuses when today's
-// spend has reached the daily cap, and creates the mission, queued.
+// spend has reached the daily cap or the model cannot run a mission
+// (checkModel), and creates the mission, queued.
 func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequest) (Mission, error) {
 	ws, err := s.workspace(ctx, &req)
 	if err != nil {
 		return Mission{}, err
 	}
+	if req.Engine != "" && req.Engine != "builtin" {
+		return s.createExternal(ctx, actor, req, ws)
+	}
 	in := engine.Input{Objective: req.Objective, Criteria: req.Criteria, Boundaries: req.Boundaries, Workspace: ws, ProjectID: req.ProjectID,
 		Model: req.Model, Effort: req.Effort, Network: req.Network, ApprovalTimeoutSec: req.ApprovalTimeoutSec, IncludeUncommitted: req.IncludeUncommitted}
 	b := kernel.Budget{USD: DefaultBudgetUSD, Turns: DefaultMaxTurns}
 	if err := s.applyDefaults(ctx, &in, &b); err != nil {
+		return Mission{}, err
+	}
+	if err := s.applyHostConfig(&in, &b, req); err != nil {
 		return Mission{}, err
 	}
 	if req.BudgetUSD != nil {
@@ -87,6 +95,13 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	}
 	if req.MaxWallSec != nil {
 		b.WallSec = *req.MaxWallSec
+	}
+	if in.Model == "" {
+		// Nothing named a model: the first available one, else a refusal
+		// that says how to choose one.
+		if in.Model, err = s.availableModel(); err != nil {
+			return Mission{}, err
+		}
 	}
 	if err := in.Validate(); err != nil {
 		return Mission{}, translate("validate", err)
@@ -100,10 +115,10 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if len(req.Title) > 200 || len(req.ProjectID) > 200 {
 		return Mission{}, invalid("title and projectId must be at most 200 bytes")
 	}
-	if err := s.checkModel(ctx, in.Model); err != nil {
+	if err := s.checkDailyCap(ctx); err != nil {
 		return Mission{}, err
 	}
-	if err := s.checkDailyCap(ctx); err != nil {
+	if err := s.checkModel(ctx, in.Model); err != nil {
 		return Mission{}, err
 	}
 	if err := prepareBase(ctx, &in); err != nil {

@@ -3,15 +3,20 @@ package mission_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
+	"path/filepath"
 )
 
 // TestCreateChecksModel: a mission created through the service (the API's
@@ -31,7 +36,7 @@ func TestCreateChecksModel(t *testing.T) {
 			model, baseURL, want string // want: "" for accepted, else a word of the refusal
 		}{
 			{"mystery-model", "", "no provider"},
-			{"claude-nonesuch-1", "", "unknown model"},
+			{"claude-nonesuch-1", "", "not known"},
 			{"script:demo", "", "ANTHROPIC_BASE_URL"},
 			{"script:demo", "http://127.0.0.1:9", ""},
 			{"claude-opus-5-5", "", ""},
@@ -53,4 +58,52 @@ func TestCreateChecksModel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLocalModelCheckTimeout: a local endpoint that takes the probe but
+// does not answer within the check's time (a server loading a large
+// model) does not stop the mission; one that refuses connections does,
+// with model_unavailable.
+func TestLocalModelCheckTimeout(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+
+	for _, tc := range []struct {
+		name, base string
+		want       error
+	}{
+		{"slow endpoint", slow.URL + "/v1", nil},
+		{"refused connection", dead, mission.ErrModelUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.Mkdir(filepath.Join(root, "p"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{provider.EnvLocalBase: tc.base}
+			svc := mission.New(kernel.New(storetest.New(t, "sqlite").Store, kernel.Options{}), mission.Options{WorkspaceRoot: root,
+				Getenv: func(k string) string { return env[k] }, ModelCheckTimeout: 300 * time.Millisecond})
+			t0 := time.Now()
+			_, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "p", Model: "local:big"})
+			if (tc.want == nil) != (err == nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if d := time.Since(t0); d > 10*time.Second {
+				t.Errorf("the check took %v", d)
+			}
+		})
+	}
 }

@@ -26,14 +26,15 @@ type place struct {
 // cleaning, so none of them is ".."). Empty paths, NUL and other control
 // characters are refused, and so is any path through a ".git" directory
 // (in any case). Every refusal is the same error, bad, so that a
-// caller learns nothing about paths outside the root.
+// caller learns nothing about paths outside the root; only a workspace root
+// that cannot be resolved has its own error (rootMissing), which names it.
 func (s *Service) resolve(p string, bad error) (place, error) {
 	if p == "" || hasControl(p) || s.opts.WorkspaceRoot == "" {
 		return place{}, bad
 	}
 	root, err := filepath.EvalSymlinks(s.opts.WorkspaceRoot)
 	if err != nil {
-		return place{}, bad
+		return place{}, s.rootMissing(err)
 	}
 	root, err = filepath.Abs(root)
 	if err != nil {
@@ -87,7 +88,7 @@ func (s *Service) resolve(p string, bad error) (place, error) {
 // confine resolves a workspace inside the workspace root, following
 // symbolic links, and requires an existing directory.
 func (s *Service) confine(ws string) (string, error) {
-	bad := invalid("workspace must be an existing directory inside the workspace root")
+	bad := invalid("workspace must be an existing directory inside the workspace root %s", s.opts.WorkspaceRoot)
 	pl, err := s.resolve(ws, bad)
 	if err != nil || !pl.exists {
 		return "", bad
@@ -106,4 +107,13 @@ func hasControl(s string) bool {
 		}
 	}
 	return false
+}
+
+// rootMissing is the error for a workspace root that cannot be resolved:
+// it names the root and how it is made.
+func (s *Service) rootMissing(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return invalid("the workspace root %s does not exist: aos up creates it, or create it yourself (AOS_WORKSPACE_ROOT chooses another)", s.opts.WorkspaceRoot)
+	}
+	return invalid("the workspace root %s cannot be used: %v", s.opts.WorkspaceRoot, err)
 }

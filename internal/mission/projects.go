@@ -76,7 +76,7 @@ func (s *Service) CreateProject(ctx context.Context, actor Actor, req CreateProj
 	default:
 		return Project{}, invalid("mode must be init, existing or clone")
 	}
-	pl, err := s.resolve(req.Path, invalid("path must be a directory inside the workspace root (relative to it, or absolute inside it)"))
+	pl, err := s.resolve(req.Path, invalid("path must be a directory inside the workspace root %s (relative to it, or absolute inside it)", s.opts.WorkspaceRoot))
 	if err != nil {
 		return Project{}, err
 	}
@@ -236,11 +236,11 @@ func emptyDirIn(r *os.Root, dir string) {
 // the one check every front end and the engine use).
 func (s *Service) checkWorkTree(ctx context.Context, pl place) error {
 	if fi, err := os.Stat(pl.abs); !pl.exists || err != nil || !fi.IsDir() {
-		return invalid("path must be an existing directory for mode \"existing\" (use mode \"init\" to create one)")
+		return invalid("%s is not an existing directory under the workspace root %s: put the repository there, or use mode \"init\" to create one", pl.rel, pl.root)
 	}
 	if _, err := gitx.CheckProject(ctx, pl.abs); err != nil {
 		if errors.Is(err, gitx.ErrNotProject) {
-			return invalid("directory is not the top level of a git work tree with a .git directory; use mode \"init\" to create a repository")
+			return invalid("%s (under the workspace root %s) is not the top level of a git work tree with a .git directory; use mode \"init\" to create a repository", pl.rel, pl.root)
 		}
 		return gitFailure("git rev-parse", "", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/aos-run/aos/internal/hostconfig"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 )
@@ -19,6 +20,8 @@ type Options struct {
 	WorkspaceRoot string
 	// Version is reported by Status.
 	Version string
+	// DataDir is the server's data dir, reported by Status.
+	DataDir string
 	// Getenv reads the environment (os.Getenv in production): provider key
 	// presence for Status, and keys and base URLs for the model adapters
 	// that list models. A key is never returned, logged or stored.
@@ -42,9 +45,18 @@ type Options struct {
 	// CloneTimeout bounds a project clone; 10 minutes by default.
 	CloneTimeout time.Duration
 	// Adapter builds the adapter of a model, for the model check at
-	// mission creation; by default the provider registry's, configured from
-	// Getenv. aos demo passes its scripted model server's.
+	// mission creation; nil uses the provider registry's, configured from
+	// Getenv (a local model's from its endpoint settings). aos demo passes
+	// its scripted model server's.
 	Adapter AdapterFunc
+	// ModelCheckTimeout bounds the model check at mission creation
+	// (DefaultModelCheckTimeout by default). A local endpoint that accepts
+	// the probe but does not answer in time is given the benefit of the
+	// doubt.
+	ModelCheckTimeout time.Duration
+	// HostConfig gives each project's configuration files (.aos/config.yaml
+	// and the user-local file), latest valid revision; nil reads none.
+	HostConfig *hostconfig.Registry
 }
 
 // Service is the mission service over one kernel. It is safe for concurrent
@@ -70,8 +82,8 @@ func New(k *kernel.Kernel, opts Options) *Service {
 	if opts.CloneTimeout <= 0 {
 		opts.CloneTimeout = DefaultCloneTimeout
 	}
-	if opts.Adapter == nil {
-		opts.Adapter = registryAdapter(opts.Getenv)
+	if opts.ModelCheckTimeout <= 0 {
+		opts.ModelCheckTimeout = DefaultModelCheckTimeout
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"

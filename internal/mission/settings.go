@@ -20,6 +20,10 @@ type Settings struct {
 	DefaultEffort    *string  `json:"defaultEffort"`
 	DefaultBudgetUSD *float64 `json:"defaultBudgetUsd"`
 	DefaultMaxTurns  *int     `json:"defaultMaxTurns"`
+	// LocalBaseURL is the OpenAI-compatible endpoint of "local:" models
+	// (http or https, ending in /v1); it wins over AOS_LOCAL_BASE_URL. ""
+	// clears it.
+	LocalBaseURL *string `json:"localBaseUrl"`
 }
 
 // settingKeys maps each field to its settings key.
@@ -36,6 +40,7 @@ func (st *Settings) fields() []struct {
 		{SettingDefaultEffort, &st.DefaultEffort},
 		{SettingDefaultBudgetUSD, &st.DefaultBudgetUSD},
 		{SettingDefaultMaxTurns, &st.DefaultMaxTurns},
+		{provider.SettingLocalBaseURL, &st.LocalBaseURL},
 	}
 }
 
@@ -74,6 +79,11 @@ func (s *Service) PutSettings(ctx context.Context, actor Actor, in Settings) (Se
 	if in.DefaultEffort != nil && *in.DefaultEffort != "" && !provider.Effort(*in.DefaultEffort).Valid() {
 		return Settings{}, invalid("defaultEffort must be low, medium, high, xhigh or max")
 	}
+	if in.LocalBaseURL != nil && *in.LocalBaseURL != "" {
+		if err := provider.CheckLocalBaseURL(*in.LocalBaseURL); err != nil {
+			return Settings{}, invalid("localBaseUrl: %s", err.Error())
+		}
+	}
 	changed := map[string]any{}
 	for _, f := range in.fields() {
 		raw, err := json.Marshal(f.v)
@@ -89,6 +99,9 @@ func (s *Service) PutSettings(ctx context.Context, actor Actor, in Settings) (Se
 			return Settings{}, translate("put setting", err)
 		}
 		changed[f.key] = inner
+	}
+	if in.LocalBaseURL != nil {
+		s.forgetModels() // the local endpoint's list is another one now
 	}
 	s.audit(ctx, actor, "settings.put", "settings", changed)
 	return s.GetSettings(ctx)

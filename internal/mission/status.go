@@ -2,11 +2,11 @@ package mission
 
 import (
 	"context"
-	"github.com/aos-run/aos/internal/wire"
 	"time"
 
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // WorkerAlive is how recent a worker's heartbeat must be for it to count
@@ -35,7 +35,8 @@ type Counts = wire.Counts
 // reported, not returned as an error.
 func (s *Service) Status(ctx context.Context) Status {
 	now := s.now()
-	out := Status{CollectedAt: now.UnixMilli(), Version: s.opts.Version, DB: DBStatus{Dialect: s.st.Dialect()},
+	out := Status{CollectedAt: now.UnixMilli(), Version: s.opts.Version, WorkspaceRoot: s.opts.WorkspaceRoot, DataDir: s.opts.DataDir,
+		DB:        DBStatus{Dialect: s.st.Dialect()},
 		Worker:    WorkerStatus{Workers: []WorkerHealth{}},
 		Providers: ProviderStatus{Anthropic: s.opts.Getenv("ANTHROPIC_API_KEY") != "", OpenAI: s.opts.Getenv("OPENAI_API_KEY") != ""}}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -52,6 +53,9 @@ func (s *Service) Status(ctx context.Context) Status {
 			alive := now.Sub(time.UnixMilli(w.LastSeen)) < WorkerAlive
 			out.Worker.Workers = append(out.Worker.Workers, WorkerHealth{ID: w.ID, Version: w.Version, Hostname: w.Hostname, StartedAt: w.StartedAt, LastSeen: w.LastSeen, Alive: alive})
 			out.Worker.Alive = out.Worker.Alive || alive
+			if alive {
+				out.Worker.Count++
+			}
 			out.Worker.LastSeenAt = max(out.Worker.LastSeenAt, w.LastSeen)
 		}
 	}

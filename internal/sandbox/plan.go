@@ -18,13 +18,14 @@ type plan struct {
 	covers               []cover
 	hidden               []string // empty read-only tmpfs: home dirs, other runs' dirs
 	exposed              []string // read-only binds back inside hidden dirs
-	expose               []string // Spec.expose
+	expose               []string // Spec.Expose
 	blockFD              int      // bwrap waits on it before the command (network open); 0 = none
 	network              Network
 	devDir               string // private device nodes; "" means --dev /dev
 	env                  []string
 	argv                 []string
 	timeout              time.Duration
+	extraFiles           []*os.File
 }
 
 // cover hides one protected path: an empty read-only tmpfs over a
@@ -39,12 +40,16 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.expose}
+	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, extraFiles: spec.ExtraFiles}
 	if p.network == "" {
 		p.network = NetworkNone
 	}
 	if p.network != NetworkNone && p.network != NetworkOpen {
 		return p, nil, &SpecError{Field: "network", Reason: fmt.Sprintf("%q is not none or open", spec.Network)}
+	}
+	if p.network == NetworkOpen && len(p.extraFiles) > 0 {
+		// Descriptor 5 is the network's block pipe there.
+		return p, nil, &SpecError{Field: "extraFiles", Reason: "inherited files are supported with network none only"}
 	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout

@@ -129,7 +129,7 @@ func (s *Sandbox) probeOpenLocked(ctx context.Context, r *Report) error {
 		return fmt.Errorf("sandbox: probe args: %w", err)
 	}
 	out, err := s.run(ctx, Spec{Argv: append(append([]string{}, s.cfg.ProbeCommand...), string(js)),
-		Workspace: ws, Network: NetworkOpen, Timeout: 30 * time.Second, expose: []string{ws}})
+		Workspace: ws, Network: NetworkOpen, Timeout: 30 * time.Second, Expose: []string{ws}})
 	if err != nil {
 		var ue *UnavailableError
 		if errors.As(err, &ue) {
@@ -254,7 +254,7 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 	out, err := s.run(ctx, Spec{
 		Argv: argv, Workspace: a.Workspace, TmpDir: mine.TmpDir, Home: mine.Home, Network: NetworkNone, Timeout: 30 * time.Second,
 		ExtraDenyRead: []string{a.Protected, a.ProtectedFile},
-		expose:        []string{root}, // the canaries, even when TMPDIR is inside the hidden home
+		Expose:        []string{root}, // the canaries, even when TMPDIR is inside the hidden home
 	})
 	if err != nil {
 		var ue *UnavailableError

@@ -136,7 +136,7 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = []string{} // bwrap itself gets nothing of ours either
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = extra
+	cmd.ExtraFiles = append(extra, p.extraFiles...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	_ = outW.Close()

@@ -34,8 +34,16 @@ type Spec struct {
 	ReadOnly []string
 	// ExtraDenyRead are more absolute paths hidden for this command.
 	ExtraDenyRead []string
+	// ExtraFiles are open files the command inherits, as descriptors 5,
+	// 6, … (3 and 4 are bwrap's). For a channel the host opened on
+	// purpose, such as the external-engine proxy's control socket.
+	ExtraFiles []*os.File
 
-	expose []string // more paths shown read-only inside hidden dirs (the probe's root)
+	// Expose are more absolute paths shown read-only inside the hidden
+	// directories (the owner's HOME, /root, /home, the run-dir base), for
+	// a program the command runs that lives there (an external engine's
+	// binary) or the probe's root. Protected paths stay hidden.
+	Expose []string
 }
 
 // Outcome is how a command ended.

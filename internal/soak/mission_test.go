@@ -21,7 +21,8 @@ type mission struct {
 	h        *harness
 	t        *testing.T
 	dir      string
-	repo     string
+	repo     string // the owner's checkout: aos must never change it
+	wtRoot   string // aos's worktree root (the default, beside the data dir)
 	env      []string
 	modelURL string
 	id       string // the full mission id, from the timeline's first line
@@ -38,6 +39,23 @@ type mission struct {
 	final     *proc
 }
 
+// worktree is the mission's git worktree, where it works (docs/ENGINE.md,
+// "Worktrees"): it exists from its setup/worktree_add step to the end of
+// the mission.
+func (m *mission) worktree() string { return filepath.Join(m.wtRoot, m.id) }
+
+// branch is the mission's branch, which outlives its worktree.
+func (m *mission) branch() string { return "aos/" + m.id[:min(8, len(m.id))] }
+
+// workLog is log.txt in the mission's worktree while it exists, else on
+// the mission's branch.
+func (m *mission) workLog() ([]string, error) {
+	if _, err := os.Stat(m.worktree()); err == nil {
+		return readLines(filepath.Join(m.worktree(), "log.txt"))
+	}
+	return branchLines(m.repo, m.branch(), "log.txt")
+}
+
 func (m *mission) logf(format string, a ...any) {
 	m.history = append(m.history, fmt.Sprintf(format, a...))
 }
@@ -45,9 +63,9 @@ func (m *mission) logf(format string, a ...any) {
 // newMission prepares a repository, a data dir and a model server.
 func newMission(t *testing.T, h *harness) *mission {
 	dir := t.TempDir()
-	m := &mission{h: h, t: t, dir: dir, repo: filepath.Join(dir, "repo")}
+	m := &mission{h: h, t: t, dir: dir, repo: filepath.Join(dir, "repo"), wtRoot: filepath.Join(dir, "aos-worktrees")}
 	t.Cleanup(func() { killOrphans(dir) })
-	for _, d := range []string{m.repo, filepath.Join(dir, "data"), filepath.Join(dir, "home")} {
+	for _, d := range []string{m.repo, m.wtRoot, filepath.Join(dir, "data"), filepath.Join(dir, "home")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -124,18 +142,20 @@ func (m *mission) run(ctx context.Context, plan []kill) (outcome, error) {
 	if m.h.cfg.brk == breakDoubleAppend && !m.broken && len(plan) > 0 {
 		m.doubleAppend()
 	}
-	return collect(m.repo, m.modelURL, finalStatus(m.final))
+	return collect(m.repo, m.worktree(), m.branch(), m.modelURL, finalStatus(m.final))
 }
 
 // doubleAppend is the deliberate break AOS_SOAK_BREAK=double-append: the
 // harness itself repeats the last line of log.txt, as a replayed effect
-// would, to show that the comparison catches it.
+// would, to show that the comparison catches it. It appends in the
+// mission's worktree (after a kill); once the worktree is gone, it does
+// nothing.
 func (m *mission) doubleAppend() {
-	lines, err := readLines(filepath.Join(m.repo, "log.txt"))
+	lines, err := readLines(filepath.Join(m.worktree(), "log.txt"))
 	if err != nil || len(lines) == 0 {
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(m.repo, "log.txt"), os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(m.worktree(), "log.txt"), os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return
 	}
@@ -165,7 +185,7 @@ func (m *mission) afterKill() {
 		m.orphans = append(m.orphans, left...)
 		killOrphans(m.dir)
 	}
-	if now, _ := readLines(filepath.Join(m.repo, "log.txt")); len(now) != len(m.logAtKill) {
+	if now, _ := m.workLog(); len(now) != len(m.logAtKill) {
 		m.logf("FINDING: log.txt changed after aos was killed: %q, then %q", m.logAtKill, now)
 		m.orphans = append(m.orphans, fmt.Sprintf("%s: log.txt grew after the kill: %q → %q", m.id, m.logAtKill, now))
 	}
@@ -192,7 +212,7 @@ func finalStatus(p *proc) string {
 // and kills the process when k's trigger fires. It returns whether the
 // process was killed.
 func (m *mission) process(ctx context.Context, args []string, k *kill) (*proc, bool, error) {
-	w, err := newFSWatch(m.repo)
+	w, err := newFSWatch(m.repo, m.wtRoot)
 	if err != nil {
 		return nil, false, err
 	}
@@ -212,7 +232,7 @@ func (m *mission) process(ctx context.Context, args []string, k *kill) (*proc, b
 		return p, false, err
 	}
 	if killed {
-		m.logAtKill, _ = readLines(filepath.Join(m.repo, "log.txt"))
+		m.logAtKill, _ = m.workLog()
 	}
 	p.drain()
 	m.claims = strings.Count(p.stdout(), "(resumed: replaying")
@@ -323,7 +343,7 @@ func (s *supervisor) loop(ctx context.Context, w *fsWatch) (bool, error) {
 // while the sandbox is still being set up. The timeline's "→ shell" line
 // is no trigger: on a loaded machine it can come after the append.
 func (s *supervisor) slowShell() {
-	for c, started := range sandboxed(s.m.repo, "; echo step-") {
+	for c, started := range sandboxed(s.m.dir, "; echo step-") {
 		if s.shellSeen[c] || (s.k.Kind == killShell && !started) {
 			continue
 		}
@@ -497,7 +517,7 @@ func (s *supervisor) question(ctx context.Context, waitID string) error {
 	if err != nil {
 		return fmt.Errorf("question %s %q: %w", waitID, q.Text, err)
 	}
-	ran, err := tookEffect(s.m.repo, c)
+	ran, err := tookEffect(s.m.worktree(), s.m.repo, c)
 	if err != nil {
 		return fmt.Errorf("ground truth of %s: %w", c, err)
 	}

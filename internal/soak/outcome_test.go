@@ -39,69 +39,106 @@ func git(repo string, args ...string) (string, error) {
 	return strings.TrimRight(string(out), "\n"), nil
 }
 
-// collect reads the outcome of the mission in repo whose model server is
-// at modelURL; status is the final process's verdict.
-func collect(repo, modelURL, status string) (outcome, error) {
+// collect reads the outcome of the mission whose branch is branch in
+// repo, whose worktree was worktree and whose model server is at modelURL;
+// status is the final process's verdict. log.txt and the files are read
+// from the branch's final tree (aos commits what a mission leaves
+// uncommitted before it removes the worktree, so an extra commit shows
+// leftovers). The worktree must be gone, and the owner's checkout as the
+// harness made it: anything else is debris.
+func collect(repo, worktree, branch, modelURL, status string) (outcome, error) {
 	o := outcome{Status: status}
-	var err error
-	if o.Log, err = readLines(filepath.Join(repo, "log.txt")); err != nil {
-		return o, err
-	}
 	refs, err := git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/aos/")
 	if err != nil {
 		return o, err
 	}
-	if refs != "" {
-		if strings.Contains(refs, "\n") {
-			return o, fmt.Errorf("more than one mission branch: %q", refs)
+	if refs != "refs/heads/"+branch {
+		return o, fmt.Errorf("mission branches %q, want exactly refs/heads/%s", refs, branch)
+	}
+	if o.Log, err = branchLines(repo, branch, "log.txt"); err != nil {
+		return o, err
+	}
+	log, err := git(repo, "log", "--reverse", "--format=%H%x09%s%x09%T", "main.."+branch)
+	if err != nil {
+		return o, err
+	}
+	for _, l := range strings.Split(log, "\n") {
+		if l == "" {
+			continue
 		}
-		log, err := git(repo, "log", "--reverse", "--format=%H%x09%s%x09%T", "main.."+refs)
+		f := strings.SplitN(l, "\t", 3)
+		o.Commits = append(o.Commits, f[1]+"  tree "+f[2])
+		names, err := git(repo, "ls-tree", "-r", "--name-only", f[0])
 		if err != nil {
 			return o, err
 		}
-		for _, l := range strings.Split(log, "\n") {
-			if l == "" {
-				continue
-			}
-			f := strings.SplitN(l, "\t", 3)
-			o.Commits = append(o.Commits, f[1]+"  tree "+f[2])
-			names, err := git(repo, "ls-tree", "-r", "--name-only", f[0])
-			if err != nil {
-				return o, err
-			}
-			for _, n := range strings.Split(names, "\n") {
-				if isDebris(n) {
-					o.Debris = append(o.Debris, fmt.Sprintf("committed in %q: %s", f[1], n))
-				}
+		for _, n := range strings.Split(names, "\n") {
+			if isDebris(n) {
+				o.Debris = append(o.Debris, fmt.Sprintf("committed in %q: %s", f[1], n))
 			}
 		}
 	}
-	err = filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(repo, p)
-		if rel == ".git" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		o.Files = append(o.Files, fmt.Sprintf("%s (%d bytes)", rel, fi.Size()))
-		if isDebris(rel) {
-			o.Debris = append(o.Debris, "in the workspace: "+rel)
-		}
-		return nil
-	})
+	// The final tree: "<mode> <type> <object> <size>\t<path>".
+	tree, err := git(repo, "ls-tree", "-r", "-l", branch)
 	if err != nil {
-		return o, fmt.Errorf("walk workspace: %w", err)
+		return o, err
 	}
+	for _, l := range strings.Split(tree, "\n") {
+		meta, path, ok := strings.Cut(l, "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta)
+		o.Files = append(o.Files, fmt.Sprintf("%s (%s bytes)", path, f[len(f)-1]))
+	}
+	o.Debris = append(o.Debris, leftovers(repo, worktree)...)
 	o.Tools, o.Model, err = toolSequence(modelURL)
 	return o, err
+}
+
+// leftovers is what an ended mission must not leave: its worktree (with
+// any aos temp file in it), its worktree's registration, or any change to
+// the owner's checkout (HEAD, index, files).
+func leftovers(repo, worktree string) []string {
+	var out []string
+	if _, err := os.Lstat(worktree); err == nil {
+		out = append(out, "the mission's worktree was not removed: "+worktree)
+		_ = filepath.WalkDir(worktree, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && isDebris(p) {
+				out = append(out, "in the worktree: "+p)
+			}
+			return nil
+		})
+	}
+	if list, err := git(repo, "worktree", "list", "--porcelain"); err != nil || strings.Count(list, "worktree ") != 1 {
+		out = append(out, fmt.Sprintf("worktrees still registered: %q %v", list, err))
+	}
+	if head, err := git(repo, "symbolic-ref", "HEAD"); err != nil || head != "refs/heads/main" {
+		out = append(out, fmt.Sprintf("the owner's HEAD moved: %q %v", head, err))
+	}
+	if st, err := git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored"); err != nil || st != "" {
+		out = append(out, fmt.Sprintf("the owner's checkout changed: %q %v", st, err))
+	}
+	if subjects, err := git(repo, "log", "--format=%s", "main"); err != nil || subjects != "soak: initial" {
+		out = append(out, fmt.Sprintf("the owner's main moved: %q %v", subjects, err))
+	}
+	return out
+}
+
+// branchLines reads a file of a branch's tree line by line with git
+// cat-file (no filter); a missing file has no lines.
+func branchLines(repo, branch, path string) ([]string, error) {
+	if _, err := git(repo, "cat-file", "-e", branch+":"+path); err != nil {
+		return nil, nil
+	}
+	s, err := git(repo, "cat-file", "blob", branch+":"+path)
+	if err != nil {
+		return nil, err
+	}
+	if s == "" {
+		return nil, nil
+	}
+	return strings.Split(s, "\n"), nil
 }
 
 func isDebris(name string) bool {

@@ -151,8 +151,9 @@ func collectStrings(v any, out *[]string) {
 var appendCmd = regexp.MustCompile(`^(?:sleep [0-9.]+; )?echo (\S+) >> (\S+)$`)
 
 // tookEffect is the ground truth the owner knows: whether c's effect is in
-// the workspace.
-func tookEffect(repo string, c call) (bool, error) {
+// the mission's worktree (files) or on its branch in repo (commits). A
+// question is asked while the mission runs, so its worktree exists.
+func tookEffect(worktree, repo string, c call) (bool, error) {
 	str := func(k string) string { s, _ := c.Input[k].(string); return s }
 	switch c.Name {
 	case "shell":
@@ -160,19 +161,19 @@ func tookEffect(repo string, c call) (bool, error) {
 		if f == nil {
 			return false, fmt.Errorf("shell command %q is not an append the harness can check", str("command"))
 		}
-		lines, err := readLines(filepath.Join(repo, f[2]))
+		lines, err := readLines(filepath.Join(worktree, f[2]))
 		if err != nil {
 			return false, err
 		}
 		return slices.Contains(lines, f[1]), nil
 	case "write_file":
-		b, err := os.ReadFile(filepath.Join(repo, str("path")))
+		b, err := os.ReadFile(filepath.Join(worktree, str("path")))
 		if os.IsNotExist(err) {
 			return false, nil
 		}
 		return err == nil && string(b) == str("content"), err
 	case "edit_file":
-		b, err := os.ReadFile(filepath.Join(repo, str("path")))
+		b, err := os.ReadFile(filepath.Join(worktree, str("path")))
 		if err != nil {
 			return false, err
 		}

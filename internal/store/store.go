@@ -200,6 +200,27 @@ type Queries interface {
 	ListCostedSteps(ctx context.Context, since, until int64) ([]Step, error)
 	// CountMissionsByStatus returns how many missions have each status.
 	CountMissionsByStatus(ctx context.Context) (map[string]int, error)
+	// MetricCounts returns the figures GET /metrics reads from the
+	// database at scrape time.
+	MetricCounts(ctx context.Context) (MetricCounts, error)
+}
+
+// MetricCounts are totals kept in the database, read at scrape time.
+type MetricCounts struct {
+	// RunsByStatus counts runs by status.
+	RunsByStatus map[string]int
+	// Steps counts journal steps by kind and status.
+	Steps []StepCount
+	// ReconcileAsks counts the reconcile questions ever opened.
+	ReconcileAsks int
+	// SpentUSD is the spend of every mission, in USD.
+	SpentUSD float64
+}
+
+// StepCount is the number of steps of one kind and status.
+type StepCount struct {
+	Kind, Status string
+	N            int
 }
 
 // APIToken is a bearer token's record. The token itself is never stored:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/aos-run/aos/internal/gitx"
 )
 
 // Commit trailers git_commit adds.
@@ -91,6 +93,7 @@ func runGitCommit(ctx context.Context, tc *Context, in gitCommitInput) (Result, 
 	for _, n := range nested {
 		add = append(add, ":(exclude,literal)"+n)
 	}
+	add = append(add, gitx.ExcludeTempFiles)
 	note := ""
 	if len(nested) > 0 {
 		note = "\nnot staged (aos never stages repositories or submodules inside the project): " + strings.Join(nested, ", ")

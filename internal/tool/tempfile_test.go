@@ -3,6 +3,7 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/tool"
 )
 
@@ -148,5 +150,42 @@ func TestWriteWithoutUsableTempDir(t *testing.T) {
 	}
 	if got := findTemps(t, tc.Workspace); len(got) != 0 {
 		t.Errorf("temp files left: %v", got)
+	}
+}
+
+// TestTempDebrisNeverCommittedFromAWorktree: in a linked worktree (where
+// missions work; .git is a file there, so temp files are made next to
+// their targets) the debris a crash left is never staged by git_commit,
+// whether it commits everything or names the debris's directory; the
+// files beside it are committed.
+func TestTempDebrisNeverCommittedFromAWorktree(t *testing.T) {
+	t.Parallel()
+	repo := t.TempDir()
+	git(t, repo, "init", "-q", "-b", "main")
+	write(t, filepath.Join(repo, "README"), "r\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "init")
+	wt, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt = filepath.Join(wt, "m1")
+	git(t, repo, "worktree", "add", "-q", "-b", "aos/m1", wt)
+	for _, paths := range []any{nil, []string{"sub"}} {
+		write(t, filepath.Join(wt, "sub", "kept.txt"), fmt.Sprintf("kept %v\n", paths))
+		write(t, filepath.Join(wt, "sub", ".aos-write-0123456789abcdef"), "half-written")
+		write(t, filepath.Join(wt, ".aos-write-fedcba9876543210"), "half-written")
+		tc := &tool.Context{RunID: "run-1", MissionID: "mis-1", Workspace: wt, Network: sandbox.NetworkNone, Artifacts: &memArtifacts{}}
+		res := run(t, tool.GitCommit(), tc, map[string]any{"message": "after crash", "paths": paths})
+		if !res.OK {
+			t.Fatalf("git_commit %v: %s", paths, res.Output)
+		}
+		files := git(t, wt, "ls-tree", "-r", "--name-only", "HEAD")
+		if strings.Contains(files, ".aos-write-") {
+			t.Errorf("paths %v: a temp file was committed:\n%s", paths, files)
+		}
+		if !strings.Contains(files, "sub/kept.txt") {
+			t.Errorf("paths %v: positive control: sub/kept.txt not committed:\n%s", paths, files)
+		}
 	}
 }

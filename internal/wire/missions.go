@@ -56,6 +56,12 @@ type CreateRequest struct {
 	MaxTurns           *int     `json:"maxTurns,omitempty"`
 	MaxWallSec         *int64   `json:"maxWallSec,omitempty"`
 	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
+	// Engine is builtin (the default) or an external engine,
+	// command:/abs/path (docs/ENGINES.md).
+	Engine string `json:"engine,omitempty"`
+	// Verify are verification commands (argv) aos re-runs for an external
+	// engine's work, if the verification allowlist allows them.
+	Verify [][]string `json:"verify,omitempty"`
 	// IncludeUncommitted starts the mission from the project's uncommitted
 	// changes (tracked and untracked, .gitignore respected) as well as its
 	// HEAD: they are snapshotted into a commit without touching the

@@ -3,24 +3,33 @@ package wire
 // Status is the system's health as presented. It holds presence booleans
 // for provider keys, never the keys.
 type Status struct {
-	CollectedAt int64          `json:"collectedAt"`
-	Version     string         `json:"version"`
-	DB          DBStatus       `json:"db"`
-	Worker      WorkerStatus   `json:"worker"`
-	Providers   ProviderStatus `json:"providers"`
-	Counts      Counts         `json:"counts"`
+	CollectedAt int64 `json:"collectedAt"`
+	// Version is the server process's version; each worker's is in
+	// Worker.Workers.
+	Version string `json:"version"`
+	// WorkspaceRoot confines every mission's workspace; DataDir holds the
+	// server's SQLite database (when it uses one) and artifacts.
+	WorkspaceRoot string         `json:"workspaceRoot"`
+	DataDir       string         `json:"dataDir"`
+	DB            DBStatus       `json:"db"`
+	Worker        WorkerStatus   `json:"worker"`
+	Providers     ProviderStatus `json:"providers"`
+	Counts        Counts         `json:"counts"`
 }
 
 // DBStatus is the database's reachability and round-trip time.
 type DBStatus struct {
-	OK        bool    `json:"ok"`
+	OK bool `json:"ok"`
+	// Dialect is the database kind: "sqlite" or "postgres".
 	Dialect   string  `json:"dialect"`
 	LatencyMs float64 `json:"latencyMs"`
 }
 
 // WorkerStatus says whether any worker heartbeat is recent.
 type WorkerStatus struct {
-	Alive      bool           `json:"alive"`
+	Alive bool `json:"alive"`
+	// Count is how many workers are alive (a heartbeat within WorkerAlive).
+	Count      int            `json:"count"`
 	LastSeenAt int64          `json:"lastSeenAt,omitempty"`
 	Workers    []WorkerHealth `json:"workers"`
 }

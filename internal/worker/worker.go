@@ -5,13 +5,18 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/aos-run/aos/internal/backend"
 	"log/slog"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
@@ -55,7 +60,8 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 		return err
 	}
 	defer st.Close()
-	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version})
+	m := metrics.New(metrics.ProcessWorker, version)
+	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Observer: m})
 	if err := SeedPrices(ctx, st, time.Now().UnixMilli()); err != nil {
 		return err
 	}
@@ -74,10 +80,36 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 		log.Info("sandbox probe passed")
 	}
 	logics := Logics()
-	logics[engine.LogicName] = engine.AgentLogic(EngineDeps(k, cfg.DataDir, sb, AdapterFunc("", nil)))
+	adapters := Adapters(AdapterOptions{LocalSetting: LocalSetting(st), Observer: m})
+	logics[engine.LogicName] = engine.AgentLogic(EngineDeps(k, cfg.DataDir, ObserveCommands(sb, m), adapters))
+	if cfg.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics: listen on %s (AOS_METRICS_ADDR): %w", cfg.MetricsAddr, err)
+		}
+		log.Info("metrics served", "addr", ln.Addr().String(), "path", "/metrics")
+		go serveMetrics(ctx, ln, m, log)
+	}
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() { defer close(swept); SweepWorktrees(sweepCtx, st, engine.DefaultWorktreeRoot(cfg.DataDir), log) }()
 	defer func() { stopSweep(); <-swept }()
+	logics[backend.LogicName] = backend.Logic(BackendDeps(k, cfg.DataDir, sb, nil))
 	return k.RunWorker(ctx, kernel.WorkerConfig{ID: cfg.WorkerID, Concurrency: cfg.MaxConcurrentRuns, Logics: logics})
+}
+
+// serveMetrics serves m on GET /metrics to loopback peers until ctx ends.
+func serveMetrics(ctx context.Context, ln net.Listener, m *metrics.Metrics, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.LocalOnly(m.Handler()))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("metrics server stopped", "err", err.Error())
+	}
 }

@@ -17,7 +17,6 @@ import (
 // Adapter is the Chat Completions provider. It is safe for concurrent use.
 type Adapter struct {
 	cfg    provider.Config
-	prices provider.PriceBook
 	key    string
 	client sdk.Client
 }
@@ -37,7 +36,7 @@ func New(cfg provider.Config) (*Adapter, error) {
 	if cfg.BaseURL == "" {
 		return nil, ErrNoBaseURL
 	}
-	a := &Adapter{cfg: cfg, prices: provider.NewPriceBook(cfg.Models...), key: cfg.Env(cfg.KeyEnv)}
+	a := &Adapter{cfg: cfg, key: cfg.Env(cfg.KeyEnv)}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
@@ -51,15 +50,18 @@ func (a *Adapter) ID() provider.ID { return provider.Compat }
 
 // Price implements provider.Adapter: configured prices, else zero.
 func (a *Adapter) Price(model string, u provider.Usage) float64 {
-	if _, ok := a.configured(model); !ok {
+	m, ok := a.configured(model)
+	if !ok {
 		return 0
 	}
-	return a.prices.Price(model, u)
+	return m.Price.Cost(u)
 }
 
+// configured returns the configured entry of model, with or without the
+// "local:" prefix on either side.
 func (a *Adapter) configured(model string) (provider.ModelInfo, bool) {
 	for _, m := range a.cfg.Models {
-		if m.ID == model {
+		if provider.LocalName(m.ID) == provider.LocalName(model) {
 			return m, true
 		}
 	}
@@ -79,11 +81,12 @@ func (a *Adapter) ListModels(ctx context.Context) ([]provider.ModelInfo, error) 
 	}
 	var out []provider.ModelInfo
 	for _, m := range a.cfg.Models {
-		m.Provider, m.Available = provider.Compat, liveSet[m.ID]
+		name := provider.LocalName(m.ID) // configured as "local:NAME" or NAME
+		m.Provider, m.Available = provider.Compat, liveSet[name]
 		if m.Tier == "" {
 			m.Tier = provider.TierLocal
 		}
-		delete(liveSet, m.ID)
+		delete(liveSet, name)
 		out = append(out, m)
 	}
 	for _, l := range live {
@@ -106,7 +109,7 @@ func (a *Adapter) CheckModel(ctx context.Context, model string) error {
 		return nil
 	}
 	params := sdk.ChatCompletionNewParams{
-		Model:     model,
+		Model:     provider.LocalName(model),
 		Messages:  []sdk.ChatCompletionMessageParamUnion{sdk.UserMessage("ping")},
 		MaxTokens: param.NewOpt[int64](1),
 		Tools: []sdk.ChatCompletionToolUnionParam{{OfFunction: &sdk.ChatCompletionFunctionToolParam{

@@ -19,7 +19,7 @@ import (
 func (a *Adapter) Params(req provider.Request) (sdk.ChatCompletionNewParams, error) {
 	msgs := []sdk.ChatCompletionMessageParamUnion{param.Override[sdk.ChatCompletionMessageParamUnion](json.RawMessage(`"` + provider.RawArraySentinel + `"`))}
 	p := sdk.ChatCompletionNewParams{
-		Model:         req.Model,
+		Model:         provider.LocalName(req.Model), // the endpoint's name for it
 		Messages:      msgs,
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
 	}

@@ -9,6 +9,10 @@
 // call tools, from the configuration or, failing that, by a one-token
 // probe.
 //
+// aos names a local model "local:NAME" (provider.LocalPrefix); the adapter
+// sends NAME to the endpoint, and accepts either form wherever it is given
+// a model.
+//
 // A transcript entry is one Chat Completions message; the system prompt is
 // not part of the transcript and is sent first on every call.
 package compat

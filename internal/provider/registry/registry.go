@@ -35,10 +35,16 @@ func New(id provider.ID, cfg provider.Config) (provider.Adapter, error) {
 }
 
 // ProviderFor returns the provider that serves model: the catalogue's,
-// else by name ("claude-*" Anthropic, "gpt-*", "o<digit>*" OpenAI). A
-// scripted model ("script:*") can be served by any provider; it returns
+// else by name ("local:*" the OpenAI-compatible local endpoint, "claude-*"
+// Anthropic, "gpt-*", "o<digit>*" OpenAI). A scripted model ("script:*") can be served by any provider; it returns
 // scripted, the caller picks (Anthropic by default).
 func ProviderFor(model string) (id provider.ID, ok bool) {
+	if provider.IsLocal(model) {
+		if provider.LocalName(model) == "" {
+			return "", false
+		}
+		return provider.Compat, true
+	}
 	if id, ok := provider.ProviderOf(model); ok {
 		return id, true
 	}

@@ -31,6 +31,7 @@ func TestProviderFor(t *testing.T) {
 	cases := map[string]provider.ID{
 		"claude-haiku-5-5": provider.Anthropic, "gpt-6-luna": provider.OpenAI, "claude-x": provider.Anthropic,
 		"gpt-7": provider.OpenAI, "o5-mini": provider.OpenAI, "script:echo": provider.Anthropic, "llama3": "",
+		"local:qwen3-coder": provider.Compat, "local:claude-haiku-5-5": provider.Compat, "local:": "",
 	}
 	for model, want := range cases {
 		if got, _ := registry.ProviderFor(model); got != want {

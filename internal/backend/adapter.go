@@ -1,0 +1,79 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// adapter maps a mission onto a tool's documented headless mode.
+type adapter struct {
+	// bin is the tool's executable name; pathEnv overrides PATH lookup.
+	bin, pathEnv string
+	// versionRe accepts `bin --version`'s output; supported names the
+	// versions for messages.
+	versionRe *regexp.Regexp
+	supported string
+	// prepare sets the launch: argv, env, stdin, result parser.
+	prepare func(l *launch, path, model string) error
+	// event maps one stdout line to a live timeline event.
+	event func(line []byte) (map[string]any, bool)
+}
+
+var adapters = map[string]adapter{
+	"claude": {bin: "claude", pathEnv: "AOS_CLAUDE_PATH", versionRe: claudeVersions, supported: ClaudeSupported,
+		prepare: func(l *launch, path, model string) error {
+			l.Argv = claudeArgv(path, model, l.Request)
+			l.Env = append(l.Env, claudeEnv...)
+			l.Stdin, l.Parse, l.MaxOut = "/dev/null", claudeResult, 64<<20
+			return nil
+		}, event: claudeEvent},
+	"codex": {bin: "codex", pathEnv: "AOS_CODEX_PATH", versionRe: codexVersions, supported: CodexSupported,
+		prepare: prepareCodex, event: codexEvent},
+}
+
+// toolPath finds an adapter's executable: its path variable, else PATH.
+func (a adapter) toolPath(getenv func(string) string) (string, error) {
+	p := getenv(a.pathEnv)
+	if p == "" {
+		var err error
+		if p, err = exec.LookPath(a.bin); err != nil {
+			return "", fmt.Errorf("engine %s: %s is not installed (not on PATH, no %s)", a.bin, a.bin, a.pathEnv)
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("engine %s: %w", a.bin, err)
+	}
+	return filepath.Abs(real)
+}
+
+// toolVersion runs `TOOL --version` (with an empty HOME) and checks it.
+func (a adapter) toolVersion(ctx context.Context, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	home, err := os.MkdirTemp("", "aos-tool-version-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(home)
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("engine %s: %s --version failed: %v", a.bin, path, err)
+	}
+	v := strings.TrimSpace(string(out))
+	if i := strings.LastIndexByte(v, '\n'); i >= 0 {
+		v = strings.TrimSpace(v[i+1:])
+	}
+	if !a.versionRe.MatchString(v) {
+		return v, fmt.Errorf("engine %s: version %q is not supported (supported: %s)", a.bin, clip(v, 80), a.supported)
+	}
+	return v, nil
+}

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/aos-run/aos/internal/mission"
+)
+
+// TestWatchPlacesLiveTextInOrder: the live text of a turn (transient
+// model.delta events) reaches the watcher before the previous turn's
+// persisted tool-call events, as it does when the worker's transient
+// events outrun the persisted ones. The timeline still prints each turn's
+// text after the previous turn's tool results, once, as re-watching it
+// does; a delta that arrives after its step completed is not printed again.
+func TestWatchPlacesLiveTextInOrder(t *testing.T) {
+	const run = "run-1"
+	seq := func(n int) *int { return &n }
+	ev := func(kind string, s *int, payload any) mission.Event {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mission.Event{ID: 1, MissionID: "m", RunID: run, Seq: s, Kind: kind, Payload: b}
+	}
+	modelStarted := func(s, turn int) mission.Event {
+		return ev("step.started", seq(s), map[string]any{"seq": s, "kind": "model_call", "name": "model", "request": map[string]any{"turn": turn}})
+	}
+	modelDone := func(s int, text string) mission.Event {
+		return ev("step.completed", seq(s), map[string]any{"seq": s, "kind": "model_call", "name": "model",
+			"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": text}}}})
+	}
+	toolStarted := func(s int, file string) mission.Event {
+		return ev("step.started", seq(s), map[string]any{"seq": s, "kind": "tool_call", "name": "read_file", "request": map[string]any{"input": map[string]string{"path": file}}})
+	}
+	toolDone := func(s int, content string) mission.Event {
+		return ev("step.completed", seq(s), map[string]any{"seq": s, "kind": "tool_call", "name": "read_file", "result": map[string]any{"ok": true, "content": content}})
+	}
+	delta := func(turn int, text string) mission.Event {
+		d := ev("model.delta", nil, map[string]any{"turn": turn, "type": "text", "text": text})
+		d.ID = -1
+		return d
+	}
+	reset := func(turn int) mission.Event {
+		d := ev("model.delta", nil, map[string]any{"turn": turn, "reset": true})
+		d.ID = -1
+		return d
+	}
+	for _, tc := range []struct {
+		name   string
+		events []mission.Event
+	}{
+		{"deltas in their place", []mission.Event{
+			modelStarted(1, 0), reset(0), delta(0, "Reading the code."), modelDone(1, "Reading the code."),
+			toolStarted(2, "calc.sh"), toolStarted(3, "test.sh"), toolDone(2, "CALC-BODY"), toolDone(3, "TEST-BODY"),
+			modelStarted(4, 1), reset(1), delta(1, "Running "), delta(1, "the test."), modelDone(4, "Running the test."),
+		}},
+		{"the next turn's deltas before the previous turn's tool results", []mission.Event{
+			modelStarted(1, 0), reset(0), delta(0, "Reading the code."), modelDone(1, "Reading the code."),
+			toolStarted(2, "calc.sh"), toolStarted(3, "test.sh"),
+			reset(1), delta(1, "Running "), // the worker's transient events outran these:
+			toolDone(2, "CALC-BODY"), toolDone(3, "TEST-BODY"),
+			modelStarted(4, 1), delta(1, "the test."), modelDone(4, "Running the test."),
+			delta(1, "the test."), // a straggler after its step completed
+		}},
+		{"a turn's text entirely before its step.started", []mission.Event{
+			modelStarted(1, 0), delta(0, "Reading the code."), modelDone(1, "Reading the code."),
+			toolStarted(2, "calc.sh"), toolStarted(3, "test.sh"),
+			reset(1), delta(1, "Running "), delta(1, "the test."),
+			toolDone(2, "CALC-BODY"), toolDone(3, "TEST-BODY"), modelStarted(4, 1), modelDone(4, "Running the test."),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newDeltaGate()}
+			for _, e := range tc.events {
+				if err := w.event(context.Background(), e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.pr.printf("")
+			got := out.String()
+			order := []string{"Reading the code.", "read_file", "read_file", "CALC-BODY", "TEST-BODY", "Running the test."}
+			at := 0
+			for _, want := range order {
+				i := strings.Index(got[at:], want)
+				if i < 0 {
+					t.Fatalf("%q is missing or out of order in the timeline:\n%s", want, got)
+				}
+				at += i + len(want)
+			}
+			if n := strings.Count(got, "the test."); n != 1 {
+				t.Fatalf("the second turn's text is printed %d times:\n%s", n, got)
+			}
+		})
+	}
+}

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aos-run/aos/internal/backend"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/sandbox"
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/termtext"
+)
+
+// createExternal creates a mission run by an external engine
+// (docs/ENGINES.md): the backend logic makes the mission's worktree,
+// runs the engine confined and metered, verifies and commits.
+func (s *session) createExternal(ctx context.Context, f runFlags, objective, dir string) (string, error) {
+	in := backend.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Engine: f.engine, Model: f.model, Network: f.network, VerifyAllow: f.allow}
+	if f.network == "none" {
+		in.Network = ""
+	}
+	for _, v := range f.verify {
+		argv := strings.Fields(v)
+		if len(argv) == 0 {
+			return "", &exitError{code: 1, msg: "--verify is empty"}
+		}
+		in.Verify = append(in.Verify, backend.Verification{Label: v, Argv: argv})
+	}
+	if err := in.Validate(); err != nil {
+		return "", &exitError{code: 1, msg: err.Error()}
+	}
+	rec, found, err := s.engineCheck(ctx, in.Engine)
+	if err != nil {
+		return "", err
+	}
+	if err := backend.Offered(in.Engine, rec, found); err != nil {
+		return "", &exitError{code: 1, msg: err.Error()}
+	}
+	if capUSD, err := s.k.DailyCap(ctx); err == nil && capUSD > 0 {
+		if spent, err := s.k.SpentToday(ctx); err == nil && spent >= capUSD {
+			return "", &exitError{code: exitUnfinished, msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
+		}
+	}
+	title := objective
+	if len(title) > 80 {
+		title = title[:80] + "…"
+	}
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: title, Logic: backend.LocalLogicName, Input: in, Spec: in,
+		Budget: kernel.Budget{USD: f.budgetUSD, Turns: f.maxTurns, WallSec: f.wallSec}})
+	if err != nil {
+		return "", err
+	}
+	return mid, nil
+}
+
+// engineChecks reads and writes engines' self-test records in settings.
+func (s *session) engineCheck(ctx context.Context, engine string) (backend.CheckRecord, bool, error) {
+	var rec backend.CheckRecord
+	raw, err := s.st.GetSetting(ctx, backend.CheckKey(engine))
+	if errors.Is(err, store.ErrNotFound) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, err
+	}
+	return rec, true, json.Unmarshal(raw, &rec)
+}
+
+func newEngineCmd(version string) *cobra.Command {
+	cmd := &cobra.Command{Use: "engine", Short: "External engines: list them, and self-test one before it may run missions (docs/ENGINES.md)"}
+	var timeoutSec int64
+	var model string
+	check := &cobra.Command{
+		Use:   "check ENGINE",
+		Short: "Self-test ENGINE (command:/abs/path or claude): it must change a disposable worktree as asked while HEAD stays at the base; only a passed engine is offered",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := backend.ParseEngine(args[0]); err != nil {
+				return usage("%v", err)
+			}
+			s, err := openSession(cmd.Context(), version, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			sb, err := sandbox.New(sandbox.ConfigFromEnv(s.cfg.DataDir))
+			if err != nil {
+				return err
+			}
+			rec, err := backend.SelfTestWith(cmd.Context(), sb, args[0], "", time.Duration(timeoutSec)*time.Second,
+				backend.SelfTestOptions{Proxy: &backend.ProxyConfig{Kernel: s.k}, Model: model})
+			if err != nil {
+				return err
+			}
+			b, _ := json.Marshal(rec)
+			if err := s.st.PutSetting(cmd.Context(), backend.CheckKey(args[0]), b, time.Now().UnixMilli()); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !rec.Passed {
+				fmt.Fprintf(out, "%s: FAILED — %s\n", termtext.Line(args[0]), termtext.Line(rec.Reason))
+				return &exitError{code: exitFailure, msg: "engine " + args[0] + " failed its self-test"}
+			}
+			fmt.Fprintf(out, "%s: passed in %d ms (changed %s; HEAD stayed at the base)\n", termtext.Line(args[0]), rec.DurationMS, backend.SelfTestFile)
+			return nil
+		},
+	}
+	check.Flags().Int64Var(&timeoutSec, "timeout-sec", 600, "how long the engine may take")
+	check.Flags().StringVar(&model, "model", "", "for claude: the model its self-test asks, through the metering proxy (the worker's ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)")
+	ls := &cobra.Command{
+		Use:   "ls [ENGINE...]",
+		Short: "List the built-in engine, the given command engines and the known tools, with their self-test status",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openSession(cmd.Context(), version, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			out := cmd.OutOrStdout()
+			fmt.Fprintln(out, "builtin\tavailable (aos's own agent loop)")
+			for _, name := range append([]string{"codex", "claude", "openclaw"}, args...) {
+				status := "no adapter in this build"
+				if name == "claude" {
+					status = "adapter built"
+				}
+				if _, err := exec.LookPath(name); err != nil && !strings.HasPrefix(name, "command:") {
+					status = "not installed; " + status
+				} else if strings.HasPrefix(name, "command:") || name == "claude" {
+					rec, found, err := s.engineCheck(cmd.Context(), name)
+					switch {
+					case err != nil:
+						return err
+					case backend.Offered(name, rec, found) == nil:
+						status = fmt.Sprintf("offered (self-test passed %s)", time.UnixMilli(rec.CheckedAt).UTC().Format(time.RFC3339))
+					case found && !rec.Passed:
+						status = "not offered: self-test failed — " + rec.Reason
+					default:
+						status = "not offered: run aos engine check " + name
+					}
+				} else {
+					status = "installed; " + status
+				}
+				fmt.Fprintf(out, "%s\t%s\n", termtext.Line(name), termtext.Line(status))
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(check, ls)
+	return cmd
+}
+
+// engineLine renders an external engine's timeline event (docs/ENGINES.md).
+func engineLine(kind string, m map[string]json.RawMessage) string {
+	switch kind {
+	case "engine.started":
+		return fmt.Sprintf("  ▶ engine %s on %s (base %.12s)", termtext.Line(str(m, "engine")), termtext.Line(str(m, "branch")), termtext.Line(str(m, "base")))
+	case "engine.finished":
+		var sp backend.Spend
+		_ = json.Unmarshal(m["spend"], &sp)
+		return fmt.Sprintf("  ◀ engine %s: %s (%d model calls, $%.4f)", termtext.Line(str(m, "status")), oneLine(termtext.Line(str(m, "summary")), 200), sp.Calls, sp.USD)
+	case "verify.command":
+		var v backend.VerifyResult
+		_ = json.Unmarshal(mustJSON(m), &v)
+		what := "refused: " + v.Rule
+		if v.Ran {
+			what = fmt.Sprintf("exit %d", v.ExitCode)
+		}
+		return fmt.Sprintf("  ✓? %s — %s", oneLine(termtext.Line(strings.Join(v.Argv, " ")), 120), termtext.Line(what))
+	case "verify.refused":
+		return "  ✗ refused: " + oneLine(termtext.Line(str(m, "reason")), 300)
+	case "changeset.recorded":
+		return fmt.Sprintf("  ▣ change set %.12s (commit %.12s)", termtext.Line(str(m, "sha256")), termtext.Line(str(m, "commit")))
+	}
+	return ""
+}
+
+func mustJSON(m map[string]json.RawMessage) []byte {
+	b, _ := json.Marshal(m)
+	return b
+}

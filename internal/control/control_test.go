@@ -1,0 +1,278 @@
+package control_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aos-run/aos/internal/control"
+	"github.com/aos-run/aos/internal/hoststate"
+	"github.com/aos-run/aos/internal/mission"
+)
+
+// argsSHA is the record's hash of an operation's arguments, as the client
+// sends them.
+func argsSHA(op string, args any) string {
+	b, _ := json.Marshal(args)
+	sum := sha256.Sum256(append([]byte(op+"\x00"), b...))
+	return hex.EncodeToString(sum[:])
+}
+
+func TestSocketModes(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	path := control.SocketPath(f.dataDir)
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket: %v %v", fi.Mode(), err)
+	}
+	di, err := os.Stat(filepath.Dir(path))
+	if err != nil || di.Mode().Perm() != 0o700 {
+		t.Fatalf("socket dir: %v %v", di.Mode(), err)
+	}
+	var p control.ProcessStatus
+	if err := f.client.Call(context.Background(), control.OpProcessStatus, "", nil, &p); err != nil || p.PID != os.Getpid() || p.DaemonID != f.srv.DaemonID() {
+		t.Fatalf("process.status: %+v %v", p, err)
+	}
+}
+
+// asNobody runs this test binary as uid/gid 65534 in the peer role
+// against socket and returns what it printed.
+func asNobody(t *testing.T, socket string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a peer as another user")
+	}
+	dir, err := os.MkdirTemp("", "aos-peer-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "peer.test")
+	src, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+	cmd := exec.Command("runuser", "-u", "nobody", "--", bin, "-test.run=^$")
+	cmd.Env = []string{"AOS_TEST_CHILD=peer", "AOS_TEST_SOCKET=" + socket, "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("peer child: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// TestOtherUserRefused: a peer of another uid cannot reach the socket
+// through its 0700 directory; and where the directory lets it connect,
+// SO_PEERCRED refuses it with permission_denied before any dispatch: no
+// mission, no command record.
+func TestOtherUserRefused(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	if out := asNobody(t, control.SocketPath(f.dataDir)); !strings.Contains(out, "permission denied") {
+		t.Fatalf("through the 0700 dir: %s", out)
+	}
+	// Open the directory and socket to everyone: only the peer check is left.
+	path := control.SocketPath(f.dataDir)
+	for _, p := range []string{filepath.Dir(f.dataDir), f.dataDir, filepath.Dir(path), path} {
+		if err := os.Chmod(p, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := asNobody(t, path)
+	env, perr := control.DecodeEnvelope([]byte(out))
+	var e control.Error
+	if perr != nil || env.Kind != control.KindError || json.Unmarshal(env.Payload, &e) != nil || e.Code != control.CodePermissionDenied {
+		t.Fatalf("another uid's request got %s", out)
+	}
+	if ms := f.missions(t); len(ms) != 0 {
+		t.Fatalf("a refused peer created %d missions", len(ms))
+	}
+	if rev := f.commandsRevision(t); rev != 0 {
+		t.Fatalf("a refused peer wrote the command records (revision %d)", rev)
+	}
+	// The owner's own request on the same socket goes through.
+	if err := f.client.Call(context.Background(), control.OpMissionCreate, "cmd-owner", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "claude-opus-5-5"}, nil); err != nil {
+		t.Fatalf("the owner: %v", err)
+	}
+}
+
+// TestIdempotency: a repeated command_id returns the original result and
+// mutates nothing, also after a restart of the daemon; another operation
+// or other arguments under it is command_id_conflict; a refused command
+// leaves no record.
+func TestIdempotency(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	ctx := context.Background()
+	req := mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "claude-opus-5-5"}
+	var first mission.Mission
+	r1, err := f.client.CallResponse(ctx, control.OpMissionCreate, "cmd-1", req, &first)
+	if err != nil || r1.Replayed || r1.CommandID != "cmd-1" {
+		t.Fatalf("create: %+v %v", r1, err)
+	}
+	var again mission.Mission
+	r2, err := f.client.CallResponse(ctx, control.OpMissionCreate, "cmd-1", req, &again)
+	if err != nil || !r2.Replayed || again.ID != first.ID {
+		t.Fatalf("repeat: %+v %v (first %s, again %s)", r2, err, first.ID, again.ID)
+	}
+	other := req
+	other.Objective = "y"
+	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-1", other, nil); !errors.Is(err, &control.Error{Code: control.CodeCommandIDConflict}) {
+		t.Fatalf("other args: %v", err)
+	}
+	if err := f.client.Call(ctx, control.OpMissionCancel, "cmd-1", control.MissionArgs{MissionID: first.ID}, nil); !errors.Is(err, &control.Error{Code: control.CodeCommandIDConflict}) {
+		t.Fatalf("other operation: %v", err)
+	}
+	if ms := f.missions(t); len(ms) != 1 || ms[0].Status != "queued" {
+		t.Fatalf("missions after repeats: %+v", ms)
+	}
+	// A restarted daemon (new identity) keeps the record.
+	f.start(t, 0)
+	r3, err := f.client.CallResponse(ctx, control.OpMissionCreate, "cmd-1", req, &again)
+	if err != nil || !r3.Replayed || again.ID != first.ID || len(f.missions(t)) != 1 {
+		t.Fatalf("repeat after restart: %+v %v", r3, err)
+	}
+	// Refused by the service: no record, so the id is still free.
+	bad := mission.CreateRequest{Objective: "x", Workspace: "../outside", Model: "claude-opus-5-5"}
+	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-2", bad, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidArgument}) {
+		t.Fatalf("refused create: %v", err)
+	}
+	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-2", req, nil); err != nil {
+		t.Fatalf("the id of a refused command is reusable: %v", err)
+	}
+	// Cancel twice: one cancellation; invalid_state for a wait not pending.
+	if err := f.client.Call(ctx, control.OpMissionCancel, "cmd-3", control.MissionArgs{MissionID: first.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f.client.CallResponse(ctx, control.OpMissionCancel, "cmd-3", control.MissionArgs{MissionID: first.ID}, nil); err != nil || !r.Replayed {
+		t.Fatalf("repeat cancel: %+v %v", r, err)
+	}
+	// A record left pending by a daemon killed between the call and its
+	// result: the outcome is unknown, so a repeat is invalid_state and
+	// calls nothing.
+	if _, err := f.cmds.Update(ctx, func(snap hoststate.Snapshot) (json.RawMessage, error) {
+		var st map[string]any
+		if err := json.Unmarshal(snap.State, &st); err != nil {
+			return nil, err
+		}
+		st["commands"].(map[string]any)["cmd-4"] = map[string]any{"operation": control.OpMissionCreate, "argsSha256": argsSHA(control.OpMissionCreate, req), "status": "pending", "at": 1}
+		return json.Marshal(st)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.missions(t))
+	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-4", req, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidState}) {
+		t.Fatalf("repeat of a pending command: %v", err)
+	}
+	if len(f.missions(t)) != before {
+		t.Fatal("a repeat of a pending command created a mission")
+	}
+	// No command_id on a mutation: refused, nothing created.
+	n := len(f.missions(t))
+	if err := f.client.Call(ctx, control.OpMissionCreate, "", req, nil); !errors.Is(err, &control.Error{Code: control.CodeMalformedFrame}) {
+		t.Fatalf("mutation without command_id: %v", err)
+	}
+	if len(f.missions(t)) != n {
+		t.Fatal("a mutation without command_id created a mission")
+	}
+}
+
+// TestRejectedFrames: each bad frame gets its code and mutates nothing.
+func TestRejectedFrames(t *testing.T) {
+	t.Parallel()
+	f := setup(t, 0)
+	path := control.SocketPath(f.dataDir)
+	good := createFrame("m1", "cmd-x", "plain")
+	withPayload := func(p string) []byte {
+		e := good
+		e.Payload = json.RawMessage(p)
+		return mustJSON(t, e)
+	}
+	env := func(mut func(*control.Envelope)) []byte {
+		e := good
+		mut(&e)
+		return mustJSON(t, e)
+	}
+	big := make([]byte, 4)
+	big[0] = 0x7f // a length of ~2 GiB
+	cases := []struct {
+		name string
+		raw  []byte
+		code string
+	}{
+		{"not json", frame([]byte("{nope")), control.CodeMalformedFrame},
+		{"no version", frame([]byte(`{"kind":"request","message_id":"m","operation":"mission.create"}`)), control.CodeMalformedFrame},
+		{"future version", frame(env(func(e *control.Envelope) { e.ProtocolVersion = 2 })), control.CodeUnsupportedVersion},
+		{"unknown envelope field", frame(bytes.Replace(mustJSON(t, good), []byte(`{"protocol_version"`), []byte(`{"priority":1,"protocol_version"`), 1)), control.CodeMalformedFrame},
+		{"kind response", frame(env(func(e *control.Envelope) { e.Kind = control.KindResponse })), control.CodeMalformedFrame},
+		{"kind unknown", frame(env(func(e *control.Envelope) { e.Kind = "command" })), control.CodeMalformedFrame},
+		{"no message id", frame(env(func(e *control.Envelope) { e.MessageID = "" })), control.CodeMalformedFrame},
+		{"unknown operation", frame(env(func(e *control.Envelope) { e.Operation = "mission.delete" })), control.CodeUnsupportedOperation},
+		{"client.start not built", frame(env(func(e *control.Envelope) { e.Operation = "client.start" })), control.CodeUnsupportedOperation},
+		{"unknown payload field", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m"},"force":true}`)), control.CodeMalformedFrame},
+		{"unknown argument", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m","sudo":true}}`)), control.CodeMalformedFrame},
+		{"cursor on a mutation", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m"},"cursor":{"daemon_id":"d","event_sequence":1,"journal_event_id":0}}`)), control.CodeMalformedFrame},
+		{"bad command id", frame(withPayload(`{"command_id":"a b\n","args":{"objective":"x","workspace":"plain","model":"m"}}`)), control.CodeMalformedFrame},
+		{"trailing data", frame(append(mustJSON(t, good), []byte(` {}`)...)), control.CodeMalformedFrame},
+		{"oversized", append(big, []byte("{}")...), control.CodeMalformedFrame},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, e := rawExchange(t, path, tc.raw)
+			if env.Kind != control.KindError || e.Code != tc.code {
+				t.Fatalf("got %s %+v, want error %s", env.Kind, e, tc.code)
+			}
+			if strings.Contains(e.Message, f.dataDir) || len(e.Message) > 400 {
+				t.Fatalf("unsafe message: %q", e.Message)
+			}
+		})
+	}
+	if ms := f.missions(t); len(ms) != 0 {
+		t.Fatalf("rejected frames created %d missions", len(ms))
+	}
+	if rev := f.commandsRevision(t); rev != 0 {
+		t.Fatalf("rejected frames wrote command records (revision %d)", rev)
+	}
+	// The same frame, well-formed, does mutate: the cases were refused for
+	// what they were, not for the request itself.
+	if _, e := rawExchange(t, path, frame(mustJSON(t, good))); e.Code != "" {
+		t.Fatalf("the good frame: %+v", e)
+	}
+	if len(f.missions(t)) != 1 {
+		t.Fatal("the good frame created no mission")
+	}
+}
+
+func FuzzDecodeEnvelope(f *testing.F) {
+	f.Add([]byte(`{"protocol_version":1,"kind":"request","message_id":"m","operation":"runtime.status","payload":{}}`))
+	f.Add([]byte(`{"protocol_version":2}`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		env, err := control.DecodeEnvelope(b)
+		if err == nil && (env.ProtocolVersion != control.ProtocolVersion || env.MessageID == "") {
+			t.Fatalf("accepted %q as %+v", b, env)
+		}
+	})
+}

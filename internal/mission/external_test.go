@@ -1,0 +1,70 @@
+package mission_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aos-run/aos/internal/backend"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+// POST /missions with engine command:PATH creates a mission run by the
+// backend logic; builtin (or none) by the agent loop; an unknown engine,
+// a relative command path and network open are refused.
+func TestCreateMissionEngine(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.New(t, "sqlite")
+	svc := mission.New(kernel.New(db.Store, kernel.Options{}), mission.Options{WorkspaceRoot: root})
+	// Not offered before it passed its self-test.
+	_, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "p", Engine: "command:/usr/bin/true"})
+	var me *mission.Error
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "aos engine check") {
+		t.Fatalf("an unchecked engine: %v", err)
+	}
+	b, _ := os.ReadFile("/usr/bin/true")
+	sum := sha256.Sum256(b)
+	rec, _ := json.Marshal(backend.CheckRecord{Engine: "command:/usr/bin/true", Passed: true, BinarySHA256: hex.EncodeToString(sum[:])})
+	if err := db.Store.PutSetting(context.Background(), backend.CheckKey("command:/usr/bin/true"), rec, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		engine, network, logic string
+	}{
+		{"command:/usr/bin/true", "", backend.LogicName},
+		{"builtin", "", "aos.agent"},
+		{"", "", "aos.agent"},
+		{"nope", "", ""},
+		{"command:rel/path", "", ""},
+		{"command:/usr/bin/true", "open", ""},
+	} {
+		m, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "p", Model: "claude-opus-5-5",
+			Engine: tc.engine, Network: tc.network, Verify: [][]string{{"go", "test", "./..."}}})
+		if tc.logic == "" {
+			var me *mission.Error
+			if !errors.As(err, &me) {
+				t.Errorf("engine %q network %q: %v, want an invalid request", tc.engine, tc.network, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("engine %q: %v", tc.engine, err)
+		}
+		r, err := db.Store.GetRun(context.Background(), m.RootRunID)
+		if err != nil || r.Logic != tc.logic {
+			t.Errorf("engine %q: logic %q (%v), want %q", tc.engine, r.Logic, err, tc.logic)
+		}
+	}
+}

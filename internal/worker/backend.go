@@ -1,0 +1,23 @@
+package worker
+
+import (
+	"context"
+
+	"github.com/aos-run/aos/internal/backend"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/policy"
+)
+
+// BackendDeps assembles external-engine missions' dependencies over a
+// kernel. getenv reads the worker's environment for the model proxy (the
+// real keys and upstream URLs, which engines never see); nil is os.Getenv.
+func BackendDeps(k *kernel.Kernel, dataDir string, sb backend.Runner, getenv func(string) string) backend.Deps {
+	rules := EngineDeps(k, dataDir, nil, nil).Rules
+	return backend.Deps{
+		Kernel:  k,
+		Sandbox: sb,
+		DataDir: dataDir,
+		Rules:   func(ctx context.Context, projectID string) ([]policy.Rule, error) { return rules(ctx, projectID) },
+		Proxy:   &backend.ProxyConfig{Kernel: k, Getenv: getenv},
+	}
+}

@@ -1,0 +1,360 @@
+// One mission: header (status, spend against budget, criteria), the live
+// timeline of its root run (REST steps merged with events by seq; model
+// text streamed from model.delta), pending waits inline, a composer for
+// steering messages, cancel and retry. Every string a model or a tool
+// wrote goes through clean() into a text node.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, type AosEvent, type Mission, type Run, type Step, type Wait } from '../api';
+import { Diff, WaitCard } from '../components/wait';
+import { RESYNC, subscribe } from '../events';
+import { navigate } from '../router';
+import { clean } from '../text';
+import { BudgetBar } from './home';
+
+const ENDED = new Set(['done', 'partial', 'blocked', 'failed', 'budget_exhausted', 'cancelled']);
+const HIDDEN = new Set(['setup', 'policy', 'now', 'uuid']);
+// Engine-side tools: they journal no tool_call step (a wait or a notice instead).
+const CONTROL = new Set(['finish', 'ask_owner', 'update_criteria', 'propose_criteria']);
+
+/** consumed lists the ids of steering messages the run has read. */
+function consumed(steps: Step[]): Set<number> {
+  const ids = new Set<number>();
+  for (const s of steps) if (s.kind === 'owner_messages' && Array.isArray(s.result?.messages)) for (const m of s.result.messages) ids.add(Number(m.id));
+  return ids;
+}
+
+interface Live {
+  turn: number;
+  text: string;
+  thinking: string;
+}
+
+async function allSteps(runId: string): Promise<Step[]> {
+  const out: Step[] = [];
+  let after = -1;
+  for (;;) {
+    const page = await api<Step[]>('GET', `/runs/${encodeURIComponent(runId)}/steps?after=${after}&limit=500`);
+    out.push(...page);
+    if (page.length < 500) return out;
+    after = page[page.length - 1].seq;
+  }
+}
+
+export function MissionPage({ id }: { id: string }) {
+  const [mission, setMission] = useState<Mission | null>(null);
+  const [run, setRun] = useState<Run | null>(null);
+  const [steps, setSteps] = useState<Map<number, Step>>(new Map());
+  const [waits, setWaits] = useState<Wait[]>([]);
+  const [live, setLive] = useState<Live | null>(null);
+  const [messages, setMessages] = useState<{ id: number; text: string }[]>([]);
+  const [err, setErr] = useState('');
+  const rootRef = useRef('');
+
+  useEffect(() => {
+    let alive = true;
+    let timer: number | undefined;
+    async function load() {
+      try {
+        const m = await api<Mission>('GET', `/missions/${encodeURIComponent(id)}`);
+        if (!alive) return;
+        rootRef.current = m.rootRunId;
+        setMission(m);
+        const [r, ss, ws] = await Promise.all([
+          api<Run>('GET', `/runs/${encodeURIComponent(m.rootRunId)}`),
+          allSteps(m.rootRunId),
+          api<Wait[]>('GET', `/waits?status=pending&missionId=${encodeURIComponent(id)}`),
+        ]);
+        if (!alive) return;
+        setRun(r);
+        setSteps((old) => {
+          const next = new Map(old);
+          for (const s of ss) next.set(s.seq, s);
+          return next;
+        });
+        setWaits(ws);
+      } catch (x) {
+        if (alive) setErr((x as Error).message);
+      }
+    }
+    const reload = () => {
+      clearTimeout(timer);
+      timer = window.setTimeout(load, 100);
+    };
+    const off = subscribe((e: AosEvent) => {
+      if (e.kind === RESYNC) return reload();
+      if (e.missionId !== id) return;
+      switch (e.kind) {
+        case 'model.delta':
+          setLive((l) => {
+            const p = e.payload ?? {};
+            if (p.reset || !l || l.turn !== p.turn) l = { turn: p.turn ?? 0, text: '', thinking: '' };
+            if (p.type === 'thinking') return { ...l, thinking: l.thinking + clean(p.text) };
+            if (typeof p.text === 'string' && p.type !== 'tool_use' && p.type !== 'input_json') return { ...l, text: l.text + clean(p.text) };
+            return l;
+          });
+          break;
+        case 'step.started':
+        case 'step.completed':
+        case 'step.failed': {
+          if (e.runId !== rootRef.current || e.seq === null) break;
+          const p = e.payload ?? {};
+          setSteps((old) => {
+            const prev = old.get(e.seq!);
+            const s: Step = {
+              runId: e.runId, seq: e.seq!, kind: p.kind ?? prev?.kind ?? '', name: p.name ?? prev?.name ?? '', effect: p.effect ?? '',
+              status: e.kind === 'step.started' ? 'started' : e.kind === 'step.completed' ? 'completed' : 'failed',
+              request: p.request ?? prev?.request, result: p.result ?? prev?.result, error: p.error ?? prev?.error,
+              costUsd: prev?.costUsd ?? 0, startedAt: prev?.startedAt ?? e.createdAt, truncated: !!p.truncated,
+            };
+            if (prev && prev.status !== 'started' && s.status === 'started') return old; // a late replay
+            const next = new Map(old);
+            next.set(s.seq, s);
+            return next;
+          });
+          if (e.kind === 'step.completed' && p.kind === 'model_call') setLive(null);
+          if (p.truncated) reload(); // the event left the body out: read it over REST
+          break;
+        }
+        case 'owner.message':
+          // Shown as "sent" until the run reads it (an owner_messages step).
+          setMessages((ms) => (ms.some((m) => m.id === e.payload?.id) ? ms : [...ms, { id: Number(e.payload?.id), text: clean(e.payload?.text) }]));
+          break;
+        case 'run.usage':
+          if (typeof e.payload?.missionSpentUsd === 'number') setMission((m) => (m ? { ...m, spentUsd: e.payload.missionSpentUsd } : m));
+          break;
+        default:
+          if (e.kind.startsWith('wait.') || e.kind === 'policy.decision' || (e.kind.startsWith('run.') && e.kind !== 'run.usage')) reload();
+      }
+    });
+    void load();
+    return () => {
+      alive = false;
+      off();
+      clearTimeout(timer);
+    };
+  }, [id]);
+
+  if (err) return <p class="error" role="alert">{err}</p>;
+  if (!mission) return <p class="empty">Loading…</p>;
+  const ended = ENDED.has(mission.status);
+  const budget = run?.budget?.usd ?? Number(mission.spec?.budgetUsd ?? 0);
+  const ordered = [...steps.values()].sort((a, b) => a.seq - b.seq);
+  const read = consumed(ordered);
+
+  return (
+    <section>
+      <header>
+        <div class="row">
+          <h1>{clean(mission.title || mission.spec?.objective)}</h1>
+          <span class={`status ${mission.status}`} data-testid="mission-status">{mission.status}</span>
+        </div>
+        <BudgetBar spent={mission.spentUsd} budget={budget} />
+        {Array.isArray(mission.spec?.criteria) && mission.spec.criteria.length > 0 && (
+          <>
+            <h2>Done criteria</h2>
+            <ul class="criteria">
+              {mission.spec.criteria.map((c) => (
+                <li>{clean(c)}</li>
+              ))}
+            </ul>
+          </>
+        )}
+        {mission.result?.summary && <p class="card">{clean(mission.result.summary)}</p>}
+        <div class="actions">
+          {!ended && (
+            <button class="danger" onClick={() => api('POST', `/missions/${encodeURIComponent(id)}/cancel`).catch((x) => setErr((x as Error).message))}>
+              Cancel the mission
+            </button>
+          )}
+          {ended && (
+            <button
+              onClick={() =>
+                api<Mission>('POST', `/missions/${encodeURIComponent(id)}/retry`).then(
+                  (m) => navigate(`/mission/?id=${encodeURIComponent(m.id)}`),
+                  (x) => setErr((x as Error).message),
+                )
+              }
+            >
+              Retry
+            </button>
+          )}
+        </div>
+      </header>
+
+      <h2>Timeline</h2>
+      <ol class="timeline" data-testid="timeline">
+        {ordered.filter((s) => !HIDDEN.has(s.kind)).map((s) => (
+          <StepItem key={s.seq} step={s} ended={ended} allSteps={ordered} />
+        ))}
+        {messages.filter((m) => !read.has(m.id)).map((m) => (
+          <li key={`msg-${m.id}`} data-testid="sent-message">
+            <div class="who">You · sent</div>
+            <div class="text">{m.text}</div>
+          </li>
+        ))}
+        {live && (live.text || live.thinking) && (
+          <li class="streaming" data-testid="streaming">
+            <div class="who">Agent · writing…</div>
+            {live.thinking && <p class="meta">{live.thinking}</p>}
+            <div class="text">{live.text}</div>
+          </li>
+        )}
+        {waits.map((w) => (
+          <li key={w.id}>
+            <WaitCard wait={w} showMission={false} onDone={() => setWaits((ws) => ws.filter((x) => x.id !== w.id))} />
+          </li>
+        ))}
+      </ol>
+      {!ended && <Composer runId={mission.rootRunId} />}
+    </section>
+  );
+}
+
+function Composer({ runId }: { runId: string }) {
+  const [text, setText] = useState('');
+  const [err, setErr] = useState('');
+  return (
+    <form
+      class="composer"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        if (!text.trim()) return;
+        try {
+          await api('POST', `/runs/${encodeURIComponent(runId)}/message`, { text: text.trim() });
+          setText('');
+          setErr('');
+        } catch (x) {
+          setErr((x as Error).message);
+        }
+      }}
+    >
+      <label class="sr-only" for="steer">Message to the agent</label>
+      <input id="steer" placeholder="Steer the agent…" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+      <button type="submit" disabled={!text.trim()}>Send</button>
+      {err && <p class="error" role="alert">{err}</p>}
+    </form>
+  );
+}
+
+/** summarizeInput is a tool call's one-line label: its command or path, cut at 120 characters. */
+function summarizeInput(input: any): string {
+  let s = clean(input);
+  if (input && typeof input === 'object') {
+    if (typeof input.command === 'string') s = clean(input.command);
+    else if (typeof input.path === 'string') s = clean(input.path);
+  }
+  s = s.replace(/\s+/g, ' ');
+  return s.length > 120 ? s.slice(0, 120) + '…' : s;
+}
+
+function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSteps: Step[] }) {
+  const interrupted = step.status === 'started' && ended;
+  if (step.kind === 'model_call') {
+    if (step.status === 'started') return null; // the streaming item shows it
+    const blocks: any[] = Array.isArray(step.result?.blocks) ? step.result.blocks : [];
+    const executed = new Set(allSteps.filter((s) => s.kind === 'tool_call').map((s) => s.request?.callId));
+    return (
+      <li data-testid="turn">
+        <div class="who">Agent</div>
+        {blocks.map((b) =>
+          b.type === 'thinking' ? (
+            <details>
+              <summary>Reasoning summary</summary>
+              <p class="text">{clean(b.text)}</p>
+            </details>
+          ) : b.type === 'text' ? (
+            <div class="text">{clean(b.text)}</div>
+          ) : b.type === 'tool_use' && ended && !executed.has(b.id) && !CONTROL.has(b.name) ? (
+            <div class="tag bad" data-testid="not-executed">not executed: {clean(b.name)} {summarizeInput(b.input)}</div>
+          ) : null,
+        )}
+        {step.truncated && <div class="tag">(cut at 20,000 characters)</div>}
+      </li>
+    );
+  }
+  if (step.kind === 'tool_call') {
+    const r = step.result ?? {};
+    const name = clean(step.request?.name ?? step.name);
+    return (
+      <li data-testid="tool-call">
+        <details>
+          <summary>
+            {name} {summarizeInput(step.request?.input)}{' '}
+            <span class={interrupted || r.ok === false || step.status === 'failed' ? 'tag bad' : 'tag'}>
+              {interrupted ? 'interrupted' : step.status === 'started' ? 'running…' : step.status === 'failed' ? 'failed' : r.ok === false ? 'error' : 'ok'}
+            </span>
+          </summary>
+          <div class="tag">input</div>
+          <pre>{clean(step.request?.input)}</pre>
+          {step.status !== 'started' && (
+            <>
+              <div class="tag">output</div>
+              <pre data-testid="tool-output">{clean(r.content ?? step.error)}</pre>
+              {r.diff && <Diff text={clean(r.diff)} />}
+              {r.artifact?.sha256 && /^[0-9a-f]{64}$/.test(r.artifact.sha256) && (
+                <a href={`/api/v1/artifacts/${r.artifact.sha256}?name=${encodeURIComponent(clean(r.artifact.name))}`} download>
+                  Download the full output ({clean(r.artifact.name)})
+                </a>
+              )}
+            </>
+          )}
+          {step.truncated && <div class="tag">(cut at 20,000 characters)</div>}
+        </details>
+      </li>
+    );
+  }
+  if (step.kind === 'emit') {
+    if (step.name !== 'policy.decision') return null;
+    const d = step.request ?? {};
+    return (
+      <li data-testid="policy-decision">
+        <span class={d.decision === 'deny' ? 'tag bad' : 'tag'}>
+          policy: {clean(d.decision)} {clean(d.tool)} ({clean(d.source)}){d.reason ? ` — ${clean(d.reason)}` : ''}
+        </span>
+      </li>
+    );
+  }
+  if (step.kind === 'wait') {
+    const q = step.name === 'question';
+    const res = { ...(step.result?.resolution ?? {}) };
+    if (step.result?.status === 'expired') res.expired = true;
+    return (
+      <li>
+        <span class="tag">
+          {step.status === 'started'
+            ? interrupted
+              ? 'interrupted while waiting for the owner'
+              : q
+                ? 'waiting for your answer'
+                : 'waiting for your approval'
+            : res.expired
+              ? 'the wait expired'
+              : q
+                ? `you answered: ${clean(res.answer)}`
+                : res.approved
+                  ? `approved${res.remember ? ' and remembered' : ''}`
+                  : `denied${res.reason ? `: ${clean(res.reason)}` : ''}`}
+        </span>
+      </li>
+    );
+  }
+  if (step.kind === 'owner_messages') {
+    const ms: any[] = Array.isArray(step.result?.messages) ? step.result.messages : [];
+    if (!ms.length) return null;
+    return (
+      <li>
+        <div class="who">You</div>
+        {ms.map((m) => (
+          <div class="text">{clean(m.text)}</div>
+        ))}
+      </li>
+    );
+  }
+  return (
+    <li>
+      <span class="tag">
+        {clean(step.kind)} {clean(step.name)} {interrupted ? '(interrupted)' : step.status === 'started' ? '…' : ''}
+      </span>
+    </li>
+  );
+}

@@ -1,0 +1,601 @@
+// The web console in real Chromium against a real `aos up` (server and
+// worker as separate processes, SQLite) and the scripted model server: no
+// mock API. Run with `npm run test:e2e` (scripts/console-test.sh builds the
+// binary and sets AOS_BIN). Screenshots go to web/test-results/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const shots = join(here, '..', 'test-results');
+const BIN = process.env.AOS_BIN;
+const CHROMIUM = process.env.AOS_CHROMIUM || ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find(existsSync);
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+const PASSWORD = 'correct horse battery staple';
+
+const procs = [];
+let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL;
+
+// totp is RFC 6238 (SHA-1, 30 s, 6 digits), as an authenticator app computes it.
+function totp(secretB32, at = Date.now()) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const ch of secretB32.replace(/=+$/, '').toUpperCase()) bits += alphabet.indexOf(ch).toString(2).padStart(5, '0');
+  const key = Buffer.alloc(Math.floor(bits.length / 8));
+  for (let i = 0; i < key.length; i++) key[i] = parseInt(bits.slice(i * 8, i * 8 + 8), 2);
+  const msg = Buffer.alloc(8);
+  msg.writeBigUInt64BE(BigInt(Math.floor(at / 1000 / 30)));
+  const h = createHmac('sha1', key).update(msg).digest();
+  const off = h[h.length - 1] & 15;
+  return String((h.readUInt32BE(off) & 0x7fffffff) % 1000000).padStart(6, '0');
+}
+
+// startProc runs a command and resolves the first match of re in its output.
+function startProc(args, env, re, what) {
+  const p = spawn(BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  procs.push(p);
+  let seen = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no ${re} within 30 s:\n${seen}`)), 30000);
+    const on = (b) => {
+      seen += b.toString();
+      const m = seen.match(re);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    p.stdout.on('data', on);
+    p.stderr.on('data', on);
+    p.on('exit', (code) => reject(new Error(`${what} exited ${code}:\n${seen}`)));
+  });
+}
+
+async function waitFor(f, what, ms = 30000) {
+  const end = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      last = await f();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${last}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// watch records CSP violations, console errors and page errors of a page.
+async function watch(page, bad) {
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') bad.push(`${page.url()}: console error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => bad.push(`${page.url()}: page error: ${e.message}`));
+}
+
+const AXE = readFileSync(join(here, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+// axeCheck runs axe-core (WCAG 2 A and AA rules) in light and dark and
+// returns the serious and critical violations.
+async function axeCheck(page, name) {
+  const found = [];
+  for (const scheme of ['light', 'dark']) {
+    await page.evaluate((s) => document.documentElement.setAttribute('data-theme', s), scheme);
+    if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+    const vs = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    });
+    found.push(...vs.map((v) => `${name} (${scheme}): ${v}`));
+  }
+  return found;
+}
+
+async function shoot(page, name) {
+  for (const scheme of ['light', 'dark']) {
+    await page.evaluate((s) => {
+      document.documentElement.setAttribute('data-theme', s);
+    }, scheme);
+    await page.screenshot({ path: join(shots, `${name}-${scheme}.png`), fullPage: true });
+  }
+  await page.evaluate(() => {
+    const t = localStorage.getItem('aos.theme') || 'light';
+    if (t === 'system') document.documentElement.removeAttribute('data-theme');
+    else document.documentElement.setAttribute('data-theme', t);
+  });
+}
+
+before(async () => {
+  assert.ok(BIN && existsSync(BIN), 'AOS_BIN must name a built aos binary (scripts/console-test.sh builds it)');
+  assert.ok(CHROMIUM, 'Chromium not found: apt-get install chromium (or set AOS_CHROMIUM)');
+  mkdirSync(shots, { recursive: true });
+  tmp = mkdtempSync(join(tmpdir(), 'aos-console-'));
+  hostile = createServer((_, res) => {
+    hostileHits++;
+    res.end('x');
+  });
+  await new Promise((r) => hostile.listen(0, '127.0.0.1', r));
+  const script = readFileSync(join(here, 'console.script.yaml'), 'utf8').replace('HOSTILE_PORT', String(hostile.address().port));
+  mkdirSync(join(tmp, 'scripts'));
+  writeFileSync(join(tmp, 'scripts', 'console.yaml'), script);
+  writeFileSync(join(tmp, 'scripts', 'question.yaml'), readFileSync(join(here, 'question.script.yaml')));
+  writeFileSync(join(tmp, 'scripts', 'reconnect.yaml'), readFileSync(join(here, 'reconnect.script.yaml')));
+  writeFileSync(join(tmp, 'scripts', 'denied.yaml'), readFileSync(join(here, 'denied.script.yaml')));
+  const env = { PATH: process.env.PATH, HOME: join(tmp, 'home'), AOS_LOG_LEVEL: 'warn' };
+  mkdirSync(env.HOME);
+  const [modelURL] = await startProc(['dev', 'model-server', '--script', join(tmp, 'scripts')], env, /http:\/\/127\.0\.0\.1:\d+/, 'model server');
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  // The browser uses http://localhost:PORT, the public origin, so that
+  // passkeys work (browsers refuse an IP address as WebAuthn RP ID).
+  base = `http://localhost:${port}`;
+  direct = `http://127.0.0.1:${port}`;
+  mkdirSync(join(tmp, 'root'));
+  Object.assign(env, { AOS_PUBLIC_ORIGIN: base, AOS_DATA_DIR: join(tmp, 'data'), AOS_ADDR: `127.0.0.1:${port}`, AOS_WORKSPACE_ROOT: join(tmp, 'root'), ANTHROPIC_BASE_URL: modelURL });
+  // aos up prints where to open the console, then the setup token.
+  const up = await startProc(['up'], env, /open (http:\/\/\S+)\/setup\/ in a browser[\s\S]*setup token: (aos_setup_\S+)/, 'aos up');
+  assert.equal(up[1], base, 'the printed console URL');
+  process.env.SETUP_TOKEN = up[2];
+  await waitFor(async () => (await fetch(direct + '/api/v1/health')).ok, 'the server');
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const p of procs) p.kill('SIGINT');
+  await Promise.all(procs.map((p) => (p.exitCode === null ? new Promise((r) => p.on('exit', r)) : null)));
+  hostile?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+test('the owner sets up, logs in, runs a mission and approves it from Home on a phone', async () => {
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+
+  // Headers on the document and on a hashed asset.
+  const doc = await fetch(direct + '/home/');
+  const csp = doc.headers.get('content-security-policy');
+  for (const d of ["script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'", "object-src 'none'"]) assert.ok(csp.includes(d), `CSP lacks ${d}: ${csp}`);
+  assert.ok(!/unsafe-(inline|eval)/.test(csp), csp);
+  assert.equal(doc.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(doc.headers.get('referrer-policy'), 'no-referrer');
+  assert.equal(doc.headers.get('cache-control'), 'no-cache');
+  const asset = (await doc.text()).match(/\/assets\/[^"]+\.js/)[0];
+  assert.match((await fetch(direct + asset)).headers.get('cache-control'), /immutable/);
+
+  // First run: / sends to Home, which sends to setup.
+  await page.goto(base + '/');
+  await page.waitForURL('**/setup/');
+  await shoot(page, 'setup-phone');
+  await page.fill('#setup-token', process.env.SETUP_TOKEN);
+  await page.click('button[type=submit]');
+  const secret = (await page.textContent('[data-testid=totp-secret]')).trim();
+  assert.match(secret, /^[A-Z2-7]+=*$/);
+  assert.equal(await page.locator('svg.qr path').count(), 1, 'the QR code is drawn locally');
+  await shoot(page, 'setup-totp-phone');
+  assert.deepEqual(await axeCheck(page, 'setup-totp-phone'), []);
+  await page.fill('#password', PASSWORD);
+  await page.fill('#password2', PASSWORD);
+  await page.fill('#totp', totp(secret));
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/home/');
+  await page.getByText('Nothing needs you right now.').waitFor();
+  await page.getByTestId('health').getByText('database ok').waitFor();
+
+  // Log out, and in again with password + TOTP. The code of the current
+  // step was used by setup and is not accepted twice; the next step's
+  // code is (±1 step).
+  await page.click('text=Log out');
+  await page.waitForURL('**/login/**');
+  await shoot(page, 'login-phone');
+  await page.fill('#password', PASSWORD);
+  await page.fill('#totp', '000000');
+  const mark = bad.length;
+  await page.click('button[type=submit]');
+  await page.getByRole('alert').waitFor();
+  // The browser logs the refused login's 401 itself: expected, and only that.
+  const refused = bad.splice(mark);
+  assert.ok(refused.every((b) => /status of 401/.test(b)), refused.join('\n'));
+  await page.fill('#totp', totp(secret, Date.now() + 30000));
+  await page.click('button[type=submit]');
+  await page.waitForURL('**/home/');
+
+  // A project to work in (the projects page is not built yet: the API).
+  const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+  const pr = await page.request.post(base + '/api/v1/projects', { headers: { 'X-CSRF-Token': csrf, Origin: base }, data: { name: 'demo', path: 'demo', mode: 'init' } });
+  assert.equal(pr.status(), 201, await pr.text());
+
+  // Create a mission from the dialog.
+  await page.click('nav >> text=Missions');
+  await page.waitForURL('**/missions/');
+  await page.click('text=New mission');
+  await page.fill('#objective', 'Print the report');
+  await page.fill('#criteria', 'the report is printed');
+  // The model picker lists /models by provider, with prices.
+  const models = await (await page.request.get(base + '/api/v1/models')).json();
+  await page.locator('#model-pick optgroup option').first().waitFor({ state: 'attached' });
+  for (const prov of new Set(models.map((m) => m.provider))) {
+    assert.equal(await page.locator(`#model-pick optgroup[label="${prov}"] option`).count(), models.filter((m) => m.provider === prov).length, prov);
+  }
+  assert.match(await page.locator('#model-pick optgroup option').first().textContent(), /\$[\d.]+ in \/ \$[\d.]+ out per Mtok/);
+  await page.selectOption('#model-pick', 'other');
+  await page.fill('#model', 'script:console');
+  await page.fill('#budget', '0.5');
+  await page.check('input.check');
+  await shoot(page, 'create-phone');
+  await page.click('text=Start the mission');
+  await page.waitForURL('**/mission/?id=*');
+  missionURL = page.url();
+
+  // The turn streams in, then the approval shows inline.
+  await page.getByTestId('streaming').waitFor({ timeout: 30000 });
+  await page.getByTestId('wait').waitFor({ timeout: 30000 });
+  await shoot(page, 'mission-waiting-phone');
+
+  // Approve from Home, at 390 px.
+  await page.click('nav >> text=Home');
+  await page.waitForURL('**/home/');
+  const card = page.getByTestId('wait');
+  await card.waitFor();
+  assert.match(await card.textContent(), /shell/);
+  await shoot(page, 'home-approval-phone');
+  await page.screenshot({ path: join(shots, 'readme-home-phone.png') }); // the README's picture (viewport only)
+  await card.getByRole('button', { name: 'Approve', exact: true }).click();
+  await page.getByText('Nothing needs you right now.').waitFor();
+
+  // The mission goes on and ends; the tool call shows, collapsed.
+  await page.goto(missionURL);
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'partial', 'the mission to end', 60000);
+  const tool = page.getByTestId('tool-call').first();
+  await tool.waitFor();
+  assert.equal(await tool.locator('details').getAttribute('open'), null, 'tool calls start collapsed');
+  await tool.locator('summary').click();
+  const out = await tool.getByTestId('tool-output').textContent();
+
+  // The hostile output is inert text: no element, no link, no request, no ANSI.
+  assert.match(out, /<img src="http:\/\/127\.0\.0\.1:\d+\/pixel\.png"/);
+  assert.match(out, /RED-ALERT/);
+  assert.ok(!out.includes('\u001b') && !out.includes('[31m'), `ANSI left in ${JSON.stringify(out)}`);
+  const tl = page.getByTestId('timeline');
+  assert.equal(await tl.locator('img, script, iframe, object').count(), 0);
+  assert.equal(await tl.locator('a[href^="javascript:"], a[href^="http"]').count(), 0, 'no link from tool output');
+  assert.notEqual(await page.title(), '1');
+  assert.equal(hostileHits, 0, 'the hostile image was fetched');
+  assert.match(await tl.textContent(), /The report printed\. Finishing\./);
+  assert.match(await tl.textContent(), /approved/);
+  assert.match(await page.getByTestId('policy-decision').first().textContent(), /policy: allow shell \(owner\)/);
+  // write_file's diff is rendered as a diff, its lines marked added.
+  const wf = page.getByTestId('tool-call').filter({ hasText: 'write_file' });
+  await wf.locator('summary').click();
+  const added = wf.locator('pre.diff span.add');
+  assert.deepEqual(await added.allTextContents(), ['+line one\n', '+line two\n']);
+  await shoot(page, 'mission-done-phone');
+
+  assert.deepEqual(bad, []);
+  session = await ctx.storageState();
+  await ctx.close();
+});
+
+test('a question is answered, a steering message sent, and the mission cancelled', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, storageState: session });
+  await ctx.grantPermissions(['notifications'], { origin: base });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  // Record the notifications the console shows (the real constructor runs too).
+  await page.addInitScript(() => {
+    const Real = window.Notification;
+    window.__shown = [];
+    window.Notification = class extends Real {
+      constructor(title, opts) {
+        super(title, opts);
+        window.__shown.push({ title, body: opts?.body });
+      }
+    };
+  });
+  await page.goto(base + '/missions/');
+  await page.click('text=New mission');
+  await page.fill('#objective', 'Pick a colour');
+  await page.selectOption('#model-pick', 'other');
+  await page.fill('#model', 'script:question');
+  await page.click('text=Start the mission');
+  await page.waitForURL('**/mission/?id=*');
+  const q = page.getByTestId('wait');
+  await q.waitFor({ timeout: 30000 });
+  assert.match(await q.textContent(), /Which colour should the button be\?/);
+  const shown = await waitFor(async () => (await page.evaluate(() => window.__shown)).find((n) => n.title === 'Agent OS: a question for you'), 'a notification');
+  assert.equal(shown.body, 'Which colour should the button be?');
+  await shoot(page, 'question-phone');
+  await q.getByRole('button', { name: 'amber' }).click();
+  const tl = page.getByTestId('timeline');
+  await tl.getByText('you answered: amber').waitFor();
+  await page.getByTestId('streaming').getByText('Amber it is.').waitFor({ timeout: 30000 });
+  await page.fill('#steer', 'Please keep it short.');
+  await page.click('button:has-text("Send")');
+  await page.getByTestId('sent-message').getByText('Please keep it short.').waitFor();
+  await page.click('text=Cancel the mission');
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'cancelled', 'the mission to be cancelled', 30000);
+  await page.getByRole('button', { name: 'Retry' }).waitFor();
+  await shoot(page, 'mission-cancelled-phone');
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('the timeline resumes from its cursor after the socket drops, with nothing missed or doubled', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: DESKTOP, storageState: session });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  // Every events socket goes through the test, which can drop it (as a
+  // server or a network would) and hold the reconnect back.
+  const sockets = [];
+  let release;
+  const gate = new Promise((r) => (release = r));
+  await page.routeWebSocket(/\/api\/v1\/events/, async (ws) => {
+    sockets.push(ws);
+    if (sockets.length > 1) await gate;
+    ws.connectToServer();
+  });
+  await page.goto(base + '/home/');
+  await page.locator("text=Today's spend").waitFor();
+  const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+  const created = await page.request.post(base + '/api/v1/missions', {
+    headers: { 'X-CSRF-Token': csrf, Origin: base },
+    data: { objective: 'Go on when told', model: 'script:reconnect', budgetUsd: 0.5, projectId: (await (await page.request.get(base + '/api/v1/projects')).json())[0].id },
+  });
+  assert.equal(created.status(), 201, await created.text());
+  const m = await created.json();
+  await page.click(`text=Go on when told`);
+  await page.waitForURL('**/mission/?id=*');
+  const q = page.getByTestId('wait');
+  await q.waitFor({ timeout: 30000 });
+  assert.equal(sockets.length, 1);
+
+  // Drop the socket; while the console is cut off, the owner answers from
+  // elsewhere (the API) and the mission runs to its end.
+  await sockets[0].close({ code: 1011, reason: 'test drops the socket' });
+  await waitFor(() => sockets.length === 2, 'the console to reconnect');
+  const w = await (await page.request.get(base + `/api/v1/waits?status=pending&missionId=${m.id}`)).json();
+  const res = await page.request.post(base + `/api/v1/waits/${w[0].id}/resolve`, { headers: { 'X-CSRF-Token': csrf, Origin: base }, data: { answer: 'yes' } });
+  assert.equal(res.status(), 200, await res.text());
+  await waitFor(async () => (await (await page.request.get(base + `/api/v1/missions/${m.id}`)).json()).status === 'partial', 'the mission to end');
+  release();
+
+  // The replay brings everything that happened, once.
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'partial', 'the page to catch up', 15000);
+  const tl = page.getByTestId('timeline');
+  await tl.getByText('Going on, as you said.').waitFor();
+  assert.equal(await tl.getByText('you answered: yes').count(), 1);
+  assert.equal(await tl.getByText('First I need to know something.').count(), 1);
+  assert.equal(await tl.getByText('Going on, as you said.').count(), 1);
+  assert.equal(await page.getByTestId('wait').count(), 0);
+  const steps = await (await page.request.get(base + `/api/v1/runs/${m.rootRunId}/steps`)).json();
+  assert.equal(await page.getByTestId('turn').count(), steps.filter((s) => s.kind === 'model_call').length);
+  assert.match(sockets[1].url(), /[?&]cursor=\d+/, 'the reconnect resumes from a cursor');
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('spend shows the numbers of the API; settings, policy rules and projects are edited from the console', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, storageState: session });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  const usd = (v) => (v !== 0 && Math.abs(v) < 0.01 ? '$' + v.toFixed(4) : '$' + v.toFixed(2));
+
+  // Settings: a daily cap, then Home and Spend show it.
+  await page.goto(base + '/settings/');
+  await page.fill('#cap', '7.5');
+  await page.click('text=Save');
+  await page.getByText('Saved.').waitFor();
+  const api = async (path) => (await page.request.get(base + '/api/v1' + path)).json();
+  assert.equal((await api('/settings')).dailyBudgetUsd, 7.5);
+  await page.goto(base + '/spend/');
+  const sp = await api('/spend');
+  assert.equal(await page.getByTestId('spend-today').textContent(), usd(sp.todayUsd));
+  await page.getByText(`of ${usd(sp.capUsd)} daily cap`).waitFor();
+  assert.equal(sp.capUsd, 7.5);
+  assert.equal(await page.locator('[data-testid=spend-days] tbody tr').count(), sp.days.length);
+  for (const [i, d] of sp.days.entries()) {
+    assert.equal(await page.locator('[data-testid=spend-days] tbody tr').nth(i).locator('td').nth(1).textContent(), usd(d.usd), d.day);
+  }
+  await shoot(page, 'spend-phone');
+  await page.goto(base + '/home/');
+  await page.getByText('of $7.50 daily cap').waitFor();
+
+  // Policy: add a rule, see it in the API, delete it.
+  await page.goto(base + '/policy/');
+  await page.selectOption('#rdecision', 'deny');
+  await page.fill('#rtool', 'shell');
+  await page.fill('#rprefix', 'rm -rf');
+  await page.click('text=Add the rule');
+  await page.getByTestId('rules').getByText('shell rm -rf…').waitFor();
+  const rules = await api('/policy/rules');
+  assert.equal(rules.length, 1);
+  assert.deepEqual([rules[0].decision, rules[0].tool, rules[0].commandPrefix], ['deny', 'shell', 'rm -rf']);
+  await shoot(page, 'policy-phone');
+
+  // The rule at work: the denied call has no step, and the ended
+  // mission's timeline shows it "not executed" with the policy decision.
+  const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+  const projectId = (await api('/projects'))[0].id;
+  const cr = await page.request.post(base + '/api/v1/missions', { headers: { 'X-CSRF-Token': csrf, Origin: base }, data: { objective: 'Clean up', criteria: ['the build directory is gone'], model: 'script:denied', budgetUsd: 0.5, projectId } });
+  assert.equal(cr.status(), 201, await cr.text());
+  const dm = await cr.json();
+  await page.goto(base + `/mission/?id=${dm.id}`);
+  await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'blocked', 'the denied mission to end');
+  await page.getByTestId('not-executed').getByText('not executed: shell rm -rf build').waitFor();
+  assert.match(await page.getByTestId('policy-decision').first().textContent(), /policy: deny shell \(rule\)/);
+  assert.equal(await page.getByTestId('tool-call').count(), 0);
+  await shoot(page, 'mission-denied-phone');
+
+  await page.goto(base + '/policy/');
+  await page.getByRole('button', { name: /Delete the rule deny shell/ }).click();
+  await page.getByText('No rules: the defaults by risk apply.').waitFor();
+  assert.equal((await api('/policy/rules')).length, 0);
+
+  // Projects: add one with git init.
+  await page.goto(base + '/projects/');
+  await page.fill('#pname', 'second');
+  await page.fill('#ppath', 'second');
+  await page.click('text=Add the project');
+  await page.getByTestId('projects').getByText('second', { exact: true }).waitFor();
+  assert.ok((await api('/projects')).some((p) => p.name === 'second' && p.mode === 'init'));
+  assert.ok(existsSync(join(tmp, 'root', 'second', '.git')), 'git init ran');
+
+  // Settings back to no cap, for the other tests.
+  await page.goto(base + '/settings/');
+  await page.fill('#cap', '0');
+  await page.click('text=Save');
+  await page.getByText('Saved.').waitFor();
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('a passkey added in settings logs the owner in; an API token is created and revoked', async () => {
+  assert.ok(session, 'needs the first test');
+  const bad = [];
+  const ctx = await browser.newContext({ viewport: PHONE, storageState: session });
+  const page = await ctx.newPage();
+  await watch(page, bad);
+  // A virtual authenticator with user verification, as a phone's would be.
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await page.goto(base + '/settings/');
+  await page.fill('#pkname', 'test phone');
+  await page.click('text=Add a passkey');
+  await page.getByTestId('passkeys').getByText('test phone').waitFor();
+  await shoot(page, 'settings-phone');
+
+  // An API token: shown once, works with the API, then revoked.
+  await page.fill('#tname', 'script');
+  await page.click('text=Create a token');
+  const tok = (await page.getByTestId('new-token').textContent()).trim();
+  assert.match(tok, /^aos_/);
+  const auth = { headers: { Authorization: 'Bearer ' + tok } };
+  assert.equal((await fetch(direct + '/api/v1/missions', auth)).status, 200);
+  await page.getByRole('button', { name: 'Revoke the token script' }).click();
+  await waitFor(async () => (await fetch(direct + '/api/v1/missions', auth)).status === 401, 'the token to be revoked');
+
+  // Log out; log in with the passkey alone.
+  await page.click('text=Log out');
+  await page.locator('#password').waitFor();
+  await page.click('text=Log in with a passkey');
+  await page.waitForURL('**/settings/'); // back where the owner was
+  await page.locator('#cap').waitFor();
+  session = await ctx.storageState(); // the old session was logged out
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('every route is CSP-clean and axe-clean at phone and desktop width; the theme switch holds', async (t) => {
+  assert.ok(session && missionURL, 'needs the first test');
+  const a11y = [];
+  for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]]) {
+    const bad = [];
+    const ctx = await browser.newContext({ viewport, storageState: session });
+    const page = await ctx.newPage();
+    await watch(page, bad);
+    for (const [name, path, ready] of [
+      ['home', '/home/', 'text=Today\'s spend'],
+      ['missions', '/missions/', 'text=Print the report'],
+      ['mission', missionURL.slice(base.length), '[data-testid=tool-call]'],
+      ['approvals', '/approvals/', 'text=Nothing is waiting for you.'],
+      ['projects', '/projects/', '[data-testid=projects] >> text=demo'],
+      ['policy', '/policy/', 'text=Add a rule'],
+      ['spend', '/spend/', '[data-testid=spend-today]'],
+      ['system', '/system/', '[data-testid=system-status]'],
+      ['settings', '/settings/', '#cap'],
+    ]) {
+      await page.goto(base + path);
+      await page.locator(ready).first().waitFor();
+      await shoot(page, `${name}-${label}`);
+      a11y.push(...(await axeCheck(page, `${name}-${label}`)));
+    }
+    // A figure, not an assertion: Home interactive (navigation start to
+    // its data drawn), median of 5 loads over loopback.
+    const times = [];
+    for (let i = 0; i < 5; i++) {
+      await page.goto(base + '/home/');
+      await page.locator("text=Today's spend").waitFor();
+      await page.getByTestId('today-spend').waitFor();
+      times.push(await page.evaluate(() => performance.now()));
+    }
+    times.sort((a, b) => a - b);
+    t.diagnostic(`${label}: Home interactive, median of 5: ${times[2].toFixed(0)} ms (max ${times[4].toFixed(0)} ms)`);
+
+    // The PWA: a manifest named Agent OS, and a service worker whose cache
+    // holds the shell only, never an API answer.
+    const manifest = await (await page.request.get(base + '/manifest.webmanifest')).json();
+    assert.equal(manifest.name, 'Agent OS');
+    const cached = await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+      const urls = [];
+      for (const k of await caches.keys()) for (const r of await (await caches.open(k)).keys()) urls.push(new URL(r.url).pathname);
+      return urls;
+    });
+    assert.ok(cached.includes('/home/'), `shell not cached: ${cached}`);
+    assert.ok(cached.every((u) => !u.startsWith('/api/')), `API answers cached: ${cached}`);
+
+    // The theme switch: dark sticks across a reload.
+    await page.goto(base + '/home/');
+    await page.selectOption('#theme', 'dark');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    await page.reload();
+    await page.locator('text=Today\'s spend').waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, 'rgb(12, 10, 9)');
+    // Log out last, on desktop: the login page is checked too.
+    if (label === 'desktop') {
+      // The command palette: Ctrl+K, a few letters, Enter.
+      await page.keyboard.press('Control+k');
+      await page.fill('#palette-q', 'sett');
+      await page.keyboard.press('Enter');
+      await page.waitForURL('**/settings/');
+      await page.keyboard.press('Control+k');
+      await page.fill('#palette-q', 'print report');
+      await page.keyboard.press('Enter');
+      await page.waitForURL('**/mission/?id=*');
+      await page.getByText('Print the report').first().waitFor();
+      // The session ends elsewhere (logged out from another tab): the
+      // next API call answers 401 and the console shows the login page,
+      // keeping the page the owner was on.
+      await page.goto(base + '/missions/');
+      await page.locator('text=Print the report').first().waitFor();
+      const csrf = await page.evaluate(async () => (await (await fetch('/api/v1/auth/status')).json()).csrfToken);
+      assert.equal((await page.request.post(base + '/api/v1/auth/logout', { headers: { 'X-CSRF-Token': csrf, Origin: base } })).status(), 204);
+      const mark = bad.length;
+      await page.click('nav >> text=Approvals');
+      await page.waitForURL('**/login/?next=%2Fapprovals%2F');
+      await page.locator('#password').waitFor();
+      const expired = bad.splice(mark);
+      assert.ok(expired.every((b) => /status of 401/.test(b)), expired.join('\n'));
+      a11y.push(...(await axeCheck(page, 'login-desktop')));
+    }
+    assert.deepEqual(bad, [], `${label}: CSP violations or console errors`);
+    await ctx.close();
+  }
+  assert.deepEqual(a11y, [], 'serious or critical accessibility violations (axe-core)');
+});
