@@ -53,7 +53,7 @@ func TestLocalCreateRules(t *testing.T) {
 			{name: "unknown effort", f: func(f runFlags) runFlags { f.effort = "ludicrous"; return f }, code: exitUsage, want: "effort"},
 			{name: "negative budget", f: func(f runFlags) runFlags { f.budgetUSD = -1; return f }, code: exitUsage, want: "negative"},
 			{name: "negative wall time", f: func(f runFlags) runFlags { f.wallSec = -5; return f }, code: exitUsage, want: "negative"},
-			{name: "unknown model", f: func(f runFlags) runFlags { f.model = "claude-nonesuch-1"; return f }, code: exitUsage, want: "cannot run a mission"},
+			{name: "unknown model", f: func(f runFlags) runFlags { f.model = "claude-nonesuch-1"; return f }, code: exitUsage, want: "is not known to its provider"},
 			{name: "scripted model without a server", f: func(f runFlags) runFlags { f.model = "script:x"; return f }, code: exitUsage, want: "ANTHROPIC_BASE_URL"},
 			{name: "control character in the project", f: func(f runFlags) runFlags { f.project = repo + "\x1b[2J"; return f }, code: exitUsage, want: "control characters"},
 		} {
