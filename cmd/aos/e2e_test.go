@@ -196,8 +196,8 @@ turns:
 	if r := run(t, bin, env, "approve", waitID); r.code != 0 {
 		t.Fatalf("aos approve: %d %s", r.code, r.out)
 	}
-	if code := p.exit(t); code != 2 {
-		t.Fatalf("aos run exit = %d, want 2 (partial):\n%s", code, seen.String())
+	if code := p.exit(t); code != 6 {
+		t.Fatalf("aos run exit = %d, want 6 (partial):\n%s", code, seen.String())
 	}
 }
 
@@ -235,8 +235,8 @@ turns:
 		t.Fatalf("aos approve: %s", r.out)
 	}
 	r := run(t, bin, env, "resume", got[0])
-	if r.code != 2 || !strings.Contains(r.out, "after-resume") {
-		t.Fatalf("aos resume exited %d, want 2 (partial):\n%s", r.code, r.out)
+	if r.code != 6 || !strings.Contains(r.out, "after-resume") {
+		t.Fatalf("aos resume exited %d, want 6 (partial):\n%s", r.code, r.out)
 	}
 }
 

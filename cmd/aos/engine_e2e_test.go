@@ -14,7 +14,7 @@ import (
 // until `aos engine check` passed it; then `aos run --engine command:…`
 // runs it in its own worktree, verifies and commits on aos/<id8> while the
 // owner's checkout stays on main, untouched; an engine that keeps calling
-// the model through the proxy is stopped at its turn budget (exit 3).
+// the model through the proxy is stopped at its turn budget (exit 7).
 func TestRunExternalEngine(t *testing.T) {
 	bin := buildAOS(t)
 	eng := filepath.Join(t.TempDir(), "testengine")
@@ -77,7 +77,7 @@ func TestRunExternalEngine(t *testing.T) {
 	}
 
 	r = run(t, bin, env, append(args, "--model", "script:spend", "--max-turns", "3", "burn mode:spend")...)
-	if r.code != 3 || !strings.Contains(r.out, "budget_exhausted") || !strings.Contains(r.out, "3 model calls") {
+	if r.code != 7 || !strings.Contains(r.out, "budget_exhausted") || !strings.Contains(r.out, "3 model calls") {
 		t.Fatalf("over-budget engine: exit %d:\n%s", r.code, r.out)
 	}
 }

@@ -38,15 +38,15 @@ turns:
 	case <-time.After(60 * time.Second):
 		t.Fatal("aos run --json printed nothing")
 	}
-	if code := p.exit(t); code != 2 {
-		t.Fatalf("aos run exit = %d, want 2", code)
+	if code := p.exit(t); code != 6 {
+		t.Fatalf("aos run exit = %d, want 6 (partial)", code)
 	}
 	r := run(t, bin, env, "resume", "--json", first.MissionID[:8])
 	lines := strings.Split(strings.TrimSpace(r.out), "\n") // stdout, then stderr's exit line
 	var last struct {
 		Status string `json:"status"`
 	}
-	if r.code != 2 || len(lines) < 2 || !strings.Contains(lines[0], first.MissionID) || json.Unmarshal([]byte(lines[1]), &last) != nil || last.Status != "partial" {
+	if r.code != 6 || len(lines) < 2 || !strings.Contains(lines[0], first.MissionID) || json.Unmarshal([]byte(lines[1]), &last) != nil || last.Status != "partial" {
 		t.Fatalf("aos resume <prefix> --json exited %d:\n%s", r.code, r.out)
 	}
 	for _, id := range []string{"ffffffff", "ffffffff-ffff-4fff-bfff-ffffffffffff"} {

@@ -22,8 +22,8 @@ func TestRunWithoutKeySaysWhatToDoHere(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "AOS_DATA_DIR=" + t.TempDir()}
 	r := run(t, bin, env, "run", "--project", repo, "--model", "claude-haiku-5-5", "--criterion", "c", "--on-ask", "deny", "fix it")
 	m := missionRe.FindStringSubmatch(r.out)
-	if r.code != 3 || m == nil {
-		t.Fatalf("aos run without a key: exit %d, want 3 (blocked):\n%s", r.code, r.out)
+	if r.code != 7 || m == nil {
+		t.Fatalf("aos run without a key: exit %d, want 7 (blocked):\n%s", r.code, r.out)
 	}
 	for _, want := range []string{"set ANTHROPIC_API_KEY in this shell's environment", "aos run", "mission " + m[1]} {
 		if !strings.Contains(r.out, want) {

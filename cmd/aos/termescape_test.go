@@ -39,8 +39,8 @@ func TestRunShowsHostileTextEscaped(t *testing.T) {
 	}
 	r := run(t, bin, baseEnv(t, srv.URL()), "run", "--project", repo, "--model", "script:termescape", "--criterion", "c",
 		"--network", "open", "--on-ask", "deny", "objective")
-	if r.code != 2 {
-		t.Fatalf("aos run exit = %d, want 2 (partial):\n%s", r.code, r.out)
+	if r.code != 6 {
+		t.Fatalf("aos run exit = %d, want 6 (partial):\n%s", r.code, r.out)
 	}
 	for i, c := range r.out {
 		if c == utf8.RuneError || c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f && c <= 0x9f || c == '\u202e' {

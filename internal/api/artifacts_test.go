@@ -14,6 +14,7 @@ import (
 )
 
 func TestArtifacts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		ctx := context.Background()

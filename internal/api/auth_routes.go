@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/aos-run/aos/internal/wire"
 	"io"
 	"net/http"
 
@@ -47,17 +48,11 @@ type AuthStatus struct {
 	Branding      Branding `json:"branding"`
 }
 
-// SetupBeginRequest is POST /auth/setup/begin's body.
-type SetupBeginRequest struct {
-	SetupToken string `json:"setupToken"`
-}
+// SetupBeginRequest is wire.SetupBeginRequest, its JSON form on the API.
+type SetupBeginRequest = wire.SetupBeginRequest
 
-// SetupCompleteRequest is POST /auth/setup/complete's body.
-type SetupCompleteRequest struct {
-	SetupToken string `json:"setupToken"`
-	Password   string `json:"password"`
-	TOTPCode   string `json:"totpCode"`
-}
+// SetupCompleteRequest is wire.SetupCompleteRequest, its JSON form on the API.
+type SetupCompleteRequest = wire.SetupCompleteRequest
 
 // LoginRequest is POST /auth/login's body.
 type LoginRequest struct {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestSetupAndLoginOverHTTP(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		var st struct {
@@ -97,6 +98,7 @@ func csrfOf(t *testing.T, body []byte) string {
 // and https through a trusted proxy, get __Host-aos_sid with Secure; an
 // untrusted peer's X-Forwarded-Proto is ignored.
 func TestSessionCookieAttributes(t *testing.T) {
+	t.Parallel()
 	local := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	for _, c := range []struct {
 		name    string
@@ -137,6 +139,7 @@ func TestSessionCookieAttributes(t *testing.T) {
 // TestCSRF: a cookie-authenticated mutation needs the session's CSRF token
 // and, when it sends Origin, the public origin; refused ones change nothing.
 func TestCSRF(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		o := b.setUpOwner()
@@ -190,6 +193,7 @@ func TestCSRF(t *testing.T) {
 // Retry-After, and a locked request is refused even with the right
 // credentials.
 func TestLoginThrottleOverHTTP(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db, setupOpts{api: api.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
 		o := b.setUpOwner()
@@ -237,6 +241,7 @@ func TestLoginThrottleOverHTTP(t *testing.T) {
 // TestSessionExpiryOverHTTP: a session unused for the idle timeout, or
 // older than the absolute one, is refused.
 func TestSessionExpiryOverHTTP(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		o := b.setUpOwner()
@@ -269,6 +274,7 @@ func TestSessionExpiryOverHTTP(t *testing.T) {
 // TestTokenRoutes: API tokens are managed over the API with an owner
 // session; an API token, even a write one, gets 403.
 func TestTokenRoutes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		o := b.setUpOwner()

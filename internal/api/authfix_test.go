@@ -75,6 +75,7 @@ var trusted = setupOpts{api: api.Options{TrustedProxies: []netip.Prefix{netip.Mu
 // allowance (5 free + the one that locks) reaches the password check
 // (401); every other is refused with 429 and Retry-After.
 func TestConcurrentLoginsThrottled(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		b.setUpOwner()
@@ -113,6 +114,7 @@ func TestConcurrentLoginsThrottled(t *testing.T) {
 // delay the account for at most a minute, however many there are, and
 // never keep the owner's passkey out.
 func TestAccountDelayIsShortAndSparesPasskeys(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db, trusted)
 		o, sa := registerPasskey(t, b)
@@ -156,6 +158,7 @@ func TestAccountDelayIsShortAndSparesPasskeys(t *testing.T) {
 // cloned authenticator) and an assertion without user verification are
 // refused; a growing count with UV logs in.
 func TestPasskeyCounterAndUV(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		_, sa := registerPasskey(t, b)
@@ -184,6 +187,7 @@ func TestPasskeyCounterAndUV(t *testing.T) {
 // 21st locks the IP's begins for a minute), and it stores nothing, so no
 // number of begins from many addresses can keep the owner's passkey out.
 func TestPasskeyBeginBounded(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db, trusted)
 		_, sa := registerPasskey(t, b)
@@ -219,6 +223,7 @@ func TestPasskeyBeginBounded(t *testing.T) {
 // signed, before it expires, and only once — also from an authenticator
 // without a sign count (always 0), whose replay the count cannot reveal.
 func TestPasskeyLoginChallenge(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db, trusted)
 		_, sa := registerPasskey(t, b) // registered with count 0; getWith keeps it 0
@@ -271,6 +276,7 @@ func TestPasskeyLoginChallenge(t *testing.T) {
 // minutes cannot add a passkey (403 reauth_required) until the owner logs
 // in again.
 func TestPasskeyRegistrationNeedsFreshSession(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		o := b.setUpOwner()

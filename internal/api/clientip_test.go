@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseTrustedProxies(t *testing.T) {
+	t.Parallel()
 	got, err := ParseTrustedProxies(" 10.0.0.1, 192.168.0.0/16,::1 ,, 2001:db8::/32")
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +33,7 @@ func TestParseTrustedProxies(t *testing.T) {
 // right-most untrusted X-Forwarded-For hop. X-Forwarded-Proto counts only
 // from a trusted peer.
 func TestClientIP(t *testing.T) {
+	t.Parallel()
 	proxies, _ := ParseTrustedProxies("10.0.0.0/8, 2001:db8::1")
 	for _, c := range []struct {
 		name, remote string

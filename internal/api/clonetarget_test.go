@@ -22,6 +22,7 @@ import (
 // owner's network through git's error messages). Each refusal is a 400
 // before git runs, says nothing of the address, and leaves nothing on disk.
 func TestCloneRefusesNonPublicTargets(t *testing.T) {
+	t.Parallel()
 	gs := startGitServer(t, map[string]map[string]string{"app": {"a.txt": "a\n"}})
 	u, _ := url.Parse(gs.URL)
 	hosts := map[string][]netip.Addr{
@@ -73,6 +74,7 @@ func TestCloneRefusesNonPublicTargets(t *testing.T) {
 // resolver would not, so the clone succeeds only if git used the pinned
 // address.
 func TestClonePinsTheCheckedAddress(t *testing.T) {
+	t.Parallel()
 	gs := startGitServer(t, map[string]map[string]string{"app": {"a.txt": "pinned\n"}})
 	u, _ := url.Parse(gs.URL)
 	lookup := func(_ context.Context, h string) ([]netip.Addr, error) {
@@ -92,6 +94,7 @@ func TestClonePinsTheCheckedAddress(t *testing.T) {
 // elsewhere is refused rather than followed, since the redirect's target
 // was never checked (it could be a private address) nor pinned.
 func TestCloneDoesNotFollowRedirects(t *testing.T) {
+	t.Parallel()
 	gs := startGitServer(t, map[string]map[string]string{"app": {"a.txt": "a\n"}})
 	var hops atomic.Int32
 	redirect := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

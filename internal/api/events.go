@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/aos-run/aos/internal/wire"
 	"net/http"
 	"time"
 
@@ -38,23 +39,19 @@ import (
 // consumer"); the server never buffers without bound.
 
 // Subprotocol is the WebSocket subprotocol the server speaks.
-const Subprotocol = "aos.v1"
+const Subprotocol = wire.Subprotocol
 
 // MaxReplay bounds the events replayed on connect.
-const MaxReplay = 5000
+const MaxReplay = wire.MaxReplay
 
 // CloseAuthExpired is the close code sent when the token stops being valid.
-const CloseAuthExpired websocket.StatusCode = 4401
+const CloseAuthExpired websocket.StatusCode = wire.CloseAuthExpired
 
 // writeTimeout bounds one frame's write to a client.
 const writeTimeout = 10 * time.Second
 
-// Notice is a system.notice payload.
-type Notice struct {
-	Code     string `json:"code"`
-	Message  string `json:"message,omitempty"`
-	LatestID int64  `json:"latestId,omitempty"`
-}
+// Notice is wire.Notice, its JSON form on the API.
+type Notice = wire.Notice
 
 func notice(n Notice) mission.Event {
 	b, _ := json.Marshal(n)

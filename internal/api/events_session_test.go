@@ -17,6 +17,7 @@ import (
 // socket from the public origin only; when the session is revoked or
 // expires, the socket gets system.notice auth.expired and closes 4401.
 func TestEventsSessionCookie(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db, setupOpts{api: api.Options{AuthRecheck: 20 * time.Millisecond}})
 		ctx := context.Background()

@@ -87,6 +87,7 @@ func (b *bundle) eventIDs(missionID string) []int64 {
 // back with its cursor sees every event of its mission exactly once, in
 // order: replayed, then live.
 func TestEventsReplayAcrossReconnect(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		ctx := context.Background()
@@ -160,6 +161,7 @@ func TestEventsReplayAcrossReconnect(t *testing.T) {
 // TestEventsGapNotice: past 5,000 replayed events the server sends a gap
 // notice with the latest id and goes on live from there.
 func TestEventsGapNotice(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		ctx := context.Background()
@@ -187,6 +189,7 @@ func TestEventsGapNotice(t *testing.T) {
 }
 
 func TestEventsAuth(t *testing.T) {
+	t.Parallel()
 	b := setup(t, storetest.New(t, "sqlite"), setupOpts{api: api.Options{AuthRecheck: 20 * time.Millisecond}})
 	ctx := context.Background()
 
@@ -239,6 +242,7 @@ func TestEventsAuth(t *testing.T) {
 // TestEventsSlowConsumer: a client that stops reading is dropped with 1008
 // once its bounded buffer fills; the server does not buffer without bound.
 func TestEventsSlowConsumer(t *testing.T) {
+	t.Parallel()
 	b := setup(t, storetest.New(t, "sqlite"), setupOpts{api: api.Options{SendBuffer: 4}})
 	ctx := context.Background()
 	c := b.dial(ctx, "")
@@ -270,6 +274,7 @@ func TestEventsSlowConsumer(t *testing.T) {
 // of the mission exactly once, in order: the replay and the shared live
 // listener are stitched without a gap or a duplicate.
 func TestEventsNoGapsUnderLoad(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		ctx := context.Background()

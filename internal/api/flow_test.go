@@ -33,6 +33,7 @@ turns:
 // wait.created event arrives, and see it end. The fake provider keys the
 // SDKs send must appear in no response and no event.
 func TestFullFlow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		// The server's environment points scripted models at the scripted
 		// model server, as `aos up` beside `aos dev model-server` would.

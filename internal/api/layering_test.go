@@ -14,6 +14,7 @@ import (
 // the store only through the mission service; and the service imports no
 // front end.
 func TestLayering(t *testing.T) {
+	t.Parallel()
 	for dir, forbidden := range map[string][]string{
 		".":          {"internal/kernel", "internal/store", "internal/engine", "internal/cli"},
 		"../mission": {"internal/api", "internal/cli", "internal/console", "internal/control"},

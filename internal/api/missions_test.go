@@ -16,6 +16,7 @@ import (
 )
 
 func TestMissionLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -77,6 +78,7 @@ func TestMissionLifecycle(t *testing.T) {
 }
 
 func TestCreateMissionRefusals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		ws := b.workspace("p")
@@ -104,7 +106,12 @@ func TestCreateMissionRefusals(t *testing.T) {
 			if body == nil {
 				continue
 			}
-			t.Run(name, func(t *testing.T) { b.fails("POST", "/missions", body, 400, "invalid_input") })
+			// Checked with this test's t: the bundle's helpers belong to the
+			// test that made it, and a subtest must not call its Fatalf.
+			got, out := b.do("POST", "/missions", body, b.write)
+			if got != 400 || !strings.Contains(string(out), `"code":"invalid_input"`) {
+				t.Errorf("%s: POST /missions: %d %s; want 400 invalid_input", name, got, out)
+			}
 		}
 		b.fails("POST", "/missions", `{"objective":"x","workspace":"p","model":"m","surprise":1}`, 400, "invalid_json")
 		b.fails("POST", "/missions", `{"objective":"x"} {}`, 400, "invalid_json")
@@ -153,6 +160,7 @@ func TestCreateMissionRefusals(t *testing.T) {
 // TestStepsView: bodies over 20,000 characters are cut with a truncated
 // flag, native is removed from model_call results, and after/limit page.
 func TestStepsView(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -197,6 +205,7 @@ func TestStepsView(t *testing.T) {
 }
 
 func TestWaits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -233,6 +242,7 @@ func TestWaits(t *testing.T) {
 }
 
 func TestPolicyRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		var r mission.Rule
@@ -260,6 +270,7 @@ func TestPolicyRules(t *testing.T) {
 // TestSpend: real numbers from spend_days, and by-model sums that agree
 // with them.
 func TestSpend(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		m := b.createMission()
@@ -307,6 +318,7 @@ func TestSpend(t *testing.T) {
 }
 
 func TestSystemStatus(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		b.createMission()

@@ -12,6 +12,7 @@ import (
 // scripted server lists claude-haiku-5-5 only); a provider without a key is
 // "unknown", never guessed; the answer is cached.
 func TestModels(t *testing.T) {
+	t.Parallel()
 	srv := scripttest.Start(t, "models: [claude-haiku-5-5]\nscripts:\n  - name: x\n    turns: [{text: hi}]\n")
 	b := setup(t, storetest.New(t, "sqlite"), setupOpts{env: map[string]string{"ANTHROPIC_BASE_URL": srv.URL(), "OPENAI_API_KEY": ""}})
 	code, body := b.do("GET", "/models", nil, b.read)

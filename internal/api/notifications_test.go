@@ -29,6 +29,7 @@ func approvalLogic(detail string) kernel.Logic {
 }
 
 func TestNotifications(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		longDetail := strings.Repeat("go test ./... ", 200)

@@ -13,6 +13,7 @@ import (
 // operations, with path parameters, security, and body schemas built from
 // the handlers' own types.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	b := setup(t, storetest.New(t, "sqlite"))
 	code, body := b.do("GET", "/openapi.json", nil, b.read)
 	if code != 200 {

@@ -36,6 +36,7 @@ func entries(t *testing.T, dir string) string {
 }
 
 func TestProjectModes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		gs := startGitServer(t, map[string]map[string]string{"calc": {"README.md": "calc from the server\n"}})
 		b := setup(t, db, setupOpts{gitEnv: gs.GitEnv})
@@ -160,6 +161,7 @@ func TestProjectModes(t *testing.T) {
 }
 
 func TestCloneURLWhitelist(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		gs := startGitServer(t, map[string]map[string]string{"r": {"f": "x"}})
 		b := setup(t, db, setupOpts{gitEnv: gs.GitEnv})
@@ -222,6 +224,7 @@ func TestCloneURLWhitelist(t *testing.T) {
 }
 
 func TestFailedCloneLeavesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		gs := startGitServer(t, map[string]map[string]string{"r": {"f": "x"}})
 		b := setup(t, db, setupOpts{gitEnv: gs.GitEnv})
@@ -251,6 +254,7 @@ func TestFailedCloneLeavesNothing(t *testing.T) {
 // TestCloneVerifiesTLS: without the test certificate in GIT_SSL_CAINFO the
 // same clone fails, so the service does not turn verification off.
 func TestCloneVerifiesTLS(t *testing.T) {
+	t.Parallel()
 	gs := startGitServer(t, map[string]map[string]string{"r": {"f": "x"}})
 	b := setup(t, storetest.New(t, "sqlite"))
 	b.fails("POST", "/projects", map[string]any{"name": "N", "path": "n", "mode": "clone", "url": gs.URL + "/r.git"}, 502, "git_failed")
@@ -260,6 +264,7 @@ func TestCloneVerifiesTLS(t *testing.T) {
 }
 
 func TestProjectPathConfinement(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		outside := t.TempDir()
@@ -330,6 +335,7 @@ func TestProjectPathConfinement(t *testing.T) {
 }
 
 func TestMissionByProject(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		var p mission.Project
@@ -366,6 +372,7 @@ func TestMissionByProject(t *testing.T) {
 // TestCloneTimeout: a server that never answers is given up on after the
 // clone timeout, and the directory is removed.
 func TestCloneTimeout(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -11,6 +11,7 @@ import (
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store/storetest"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // TestRetryMission: an ended mission is retried as a new queued mission
@@ -18,6 +19,7 @@ import (
 // live one is refused (409) and so is an unknown id (404); the daily cap
 // applies as to any new mission; the retry is audited.
 func TestRetryMission(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		var m mission.Mission
@@ -49,7 +51,7 @@ func TestRetryMission(t *testing.T) {
 		}
 		var runs []mission.Run
 		b.ok("GET", "/missions/"+n.ID+"/runs", nil, &runs)
-		if len(runs) != 1 || runs[0].Budget != (kernel.Budget{USD: 0.5, Turns: 7, WallSec: 600}) || runs[0].SpentUSD != 0 {
+		if len(runs) != 1 || runs[0].Budget != (wire.Budget{USD: 0.5, Turns: 7, WallSec: 600}) || runs[0].SpentUSD != 0 {
 			t.Fatalf("retried runs %+v", runs)
 		}
 		b.auditHas("mission.retry mission.create mission.cancel")

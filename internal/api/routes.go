@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/aos-run/aos/internal/wire"
 	"net/http"
 
 	"github.com/aos-run/aos/internal/mission"
@@ -87,8 +88,8 @@ func (s *Server) getMission(w http.ResponseWriter, r *http.Request, _ mission.Pr
 	return nil
 }
 
-// Empty is the body of routes that take no parameters: empty or {}.
-type Empty struct{}
+// Empty is wire.Empty, its JSON form on the API.
+type Empty = wire.Empty
 
 func (s *Server) cancelMission(w http.ResponseWriter, r *http.Request, p mission.Principal) error {
 	if err := decodeBody(w, r, &Empty{}, true); err != nil {
@@ -154,15 +155,11 @@ func (s *Server) listSteps(w http.ResponseWriter, r *http.Request, _ mission.Pri
 	return nil
 }
 
-// MessageRequest is POST /runs/{id}/message's body.
-type MessageRequest struct {
-	Text string `json:"text"`
-}
+// MessageRequest is wire.MessageRequest, its JSON form on the API.
+type MessageRequest = wire.MessageRequest
 
-// MessageResponse says which message id the steering message got.
-type MessageResponse struct {
-	ID int64 `json:"id"`
-}
+// MessageResponse is wire.MessageResponse, its JSON form on the API.
+type MessageResponse = wire.MessageResponse
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, p mission.Principal) error {
 	var req MessageRequest

@@ -23,6 +23,7 @@ var publicRoutes = map[string]bool{
 // and with an unknown or revoked session cookie. Owner routes refuse any
 // API token (403).
 func TestEveryRouteNeedsToken(t *testing.T) {
+	t.Parallel()
 	b := setup(t, storetest.New(t, "sqlite"))
 	ctx := context.Background()
 	revoked, err := b.svc.CreateToken(ctx, "test", "gone", []string{"write"})
@@ -98,6 +99,7 @@ func TestEveryRouteNeedsToken(t *testing.T) {
 }
 
 func TestHealthIsPublic(t *testing.T) {
+	t.Parallel()
 	b := setup(t, storetest.New(t, "sqlite"))
 	status, body := b.do("GET", "/health", nil, "")
 	var h struct {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/aos-run/aos/internal/wire"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -17,7 +18,7 @@ import (
 )
 
 // Prefix is where the API lives.
-const Prefix = "/api/v1"
+const Prefix = wire.Prefix
 
 // Options configure a Server.
 type Options struct {

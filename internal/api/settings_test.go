@@ -9,6 +9,7 @@ import (
 )
 
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		code, body := b.do("GET", "/settings", nil, b.read)

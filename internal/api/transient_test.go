@@ -18,6 +18,7 @@ import (
 // kernel over another Store instance of the database (aos up's worker
 // process).
 func TestWebSocketGetsModelDeltasOfAnotherProcess(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		st, err := storeopen.Open(context.Background(), db.DSN)

@@ -116,6 +116,7 @@ func challengeOf(t *testing.T, body []byte) (challenge, rpID string) {
 // over the API, logs in with it, and refuses a replayed registration, a
 // bad signature and a token-authenticated registration.
 func TestWebAuthnEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		o := b.setUpOwner()

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"github.com/aos-run/aos/internal/wire"
 	"net/netip"
 	"time"
 
@@ -54,12 +55,8 @@ func (s *Service) IssueSetupToken(ctx context.Context, actor string) (string, ti
 	return tok, exp, nil
 }
 
-// SetupSecret is setup begin's answer: the TOTP secret to enrol (base32)
-// and its otpauth:// URI, shown this once.
-type SetupSecret struct {
-	TOTPSecret string `json:"totpSecret"`
-	OTPAuthURL string `json:"otpauthUrl"`
-}
+// SetupSecret is wire.SetupSecret, its JSON form on the API.
+type SetupSecret = wire.SetupSecret
 
 // setupToken returns the current setup token if tok is it and unexpired.
 func (s *Service) setupToken(ctx context.Context, tok string) (store.SetupToken, error) {

@@ -106,14 +106,14 @@ func (r *remote) clientEnv(stdin string) *clientEnv {
 }
 
 // aos runs the command line and returns stdout, stderr and the exit code.
-func (r *remote) aos(args ...string) (string, string, int) {
+func (r *remote) aos(args ...string) (string, string, exitCode) {
 	r.t.Helper()
 	return runAOS(context.Background(), r.clientEnv(""), nil, args...)
 }
 
 // runAOS runs args on a fresh command tree over e; out, when given,
 // receives stdout as it is written.
-func runAOS(ctx context.Context, e *clientEnv, out io.Writer, args ...string) (string, string, int) {
+func runAOS(ctx context.Context, e *clientEnv, out io.Writer, args ...string) (string, string, exitCode) {
 	cmd := newRootCmd("test", e)
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	var w io.Writer = stdout

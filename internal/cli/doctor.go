@@ -33,7 +33,7 @@ func newDoctorCmd() *cobra.Command {
 			cfg, _, err := env(os.Stderr)
 			if err != nil {
 				check("configuration", false, err.Error())
-				return &exitError{code: 1, msg: "doctor: configuration is invalid"}
+				return &exitError{code: exitFailure, msg: "doctor: configuration is invalid"}
 			}
 			check("configuration", true, "data dir "+cfg.DataDir)
 			start := time.Now()
@@ -63,7 +63,7 @@ func newDoctorCmd() *cobra.Command {
 				fmt.Fprintf(out, "info %-22s %s\n", k, map[bool]string{true: "set", false: "not set"}[os.Getenv(k) != ""])
 			}
 			if failed > 0 {
-				return &exitError{code: 1, msg: fmt.Sprintf("doctor: %d check(s) failed", failed)}
+				return &exitError{code: exitFailure, msg: fmt.Sprintf("doctor: %d check(s) failed", failed)}
 			}
 			return nil
 		},

@@ -45,7 +45,7 @@ func (s *session) createExternal(ctx context.Context, f runFlags, objective, dir
 	}
 	if capUSD, err := s.k.DailyCap(ctx); err == nil && capUSD > 0 {
 		if spent, err := s.k.SpentToday(ctx); err == nil && spent >= capUSD {
-			return "", &exitError{code: 3, msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
+			return "", &exitError{code: exitUnfinished, msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
 		}
 	}
 	title := objective
@@ -106,7 +106,7 @@ func newEngineCmd(version string) *cobra.Command {
 			out := cmd.OutOrStdout()
 			if !rec.Passed {
 				fmt.Fprintf(out, "%s: FAILED — %s\n", termtext.Line(args[0]), termtext.Line(rec.Reason))
-				return &exitError{code: 3, msg: "engine " + args[0] + " failed its self-test"}
+				return &exitError{code: exitFailure, msg: "engine " + args[0] + " failed its self-test"}
 			}
 			fmt.Fprintf(out, "%s: passed in %d ms (changed %s; HEAD stayed at the base)\n", termtext.Line(args[0]), rec.DurationMS, backend.SelfTestFile)
 			return nil

@@ -23,7 +23,7 @@ func TestClientExitCodes(t *testing.T) {
 		name string
 		env  map[string]string
 		args []string
-		code int
+		code exitCode
 		msg  string
 	}{
 		{"not logged in", map[string]string{}, []string{"mission", "ls"}, exitAuth, "not logged in"},

@@ -19,7 +19,7 @@ func TestLoginTokenStdin(t *testing.T) {
 	r := setupRemote(t, storetest.New(t, "sqlite"))
 	r.env = map[string]string{} // nothing but what login stores
 	credPath := filepath.Join(r.cfg, "aos", "credentials.json")
-	login := func(stdin string, args ...string) (string, string, int) {
+	login := func(stdin string, args ...string) (string, string, exitCode) {
 		return runAOS(t.Context(), r.clientEnv(stdin), nil, append([]string{"login"}, args...)...)
 	}
 

@@ -30,7 +30,7 @@ func TestWatchResumesAfterDisconnect(t *testing.T) {
 		live := &syncBuffer{}
 		type result struct {
 			out, errOut string
-			code        int
+			code        exitCode
 		}
 		done := make(chan result, 1)
 		go func() {
@@ -112,10 +112,10 @@ func TestWatchInterruptLeavesMission(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	live := &syncBuffer{}
-	done := make(chan int, 1)
+	done := make(chan exitCode, 1)
 	var errOut string
 	go func() {
-		var code int
+		var code exitCode
 		_, errOut, code = runAOS(ctx, r.clientEnv(""), live, "mission", "watch", m.ID)
 		done <- code
 	}()

@@ -14,21 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/client"
+	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/termtext"
-)
-
-// Exit codes of the API client commands (docs/CLI.md). aos run keeps its
-// own (2 partial, 3 blocked/failed/budget, 130 cancelled).
-const (
-	exitFailure     = 1 // anything else (a 409, a 5xx, a local fault)
-	exitUsage       = 2 // bad flags, arguments or input (a 400)
-	exitAuth        = 3 // not logged in, or the server refused the token (401/403)
-	exitNotFound    = 4 // the id names nothing (404)
-	exitUnreachable = 5 // the server could not be reached
-	// Outcomes of aos mission watch / create --watch other than done (0).
-	exitPartial    = 6   // the mission ended partial
-	exitUnfinished = 7   // blocked, failed or out of budget
-	exitCancelled  = 130 // cancelled
 )
 
 // clientEnv is what the client commands take from the process: the
@@ -126,6 +113,8 @@ func classify(err error) error {
 			return &exitError{code: exitNotFound, msg: "not found: " + msg}
 		case ce.Status == http.StatusBadRequest:
 			return &exitError{code: exitUsage, msg: "invalid input: " + msg}
+		case ce.Code == string(mission.CodeDailyCap):
+			return &exitError{code: exitUnfinished, msg: msg}
 		}
 		return &exitError{code: exitFailure, msg: fmt.Sprintf("%s: %s (HTTP %d)", ce.Code, msg, ce.Status)}
 	}

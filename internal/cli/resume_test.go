@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/aos-run/aos/internal/store"
@@ -10,7 +11,9 @@ import (
 )
 
 func TestResolveLocalMission(t *testing.T) {
-	st := storetest.New(t, "sqlite").Store
+	db := storetest.New(t, "sqlite")
+	st := db.Store
+	svc := localSession(t, db, io.Discard, nil).service()
 	ctx := context.Background()
 	ids := []string{"abcd1111-0000-4000-8000-000000000000", "abcd2222-0000-4000-8000-000000000000"}
 	for i, id := range ids {
@@ -20,7 +23,7 @@ func TestResolveLocalMission(t *testing.T) {
 	}
 	for _, c := range []struct {
 		arg, want string
-		code      int // the exit code of the error, 0 for none
+		code      exitCode // the exit code of the error, 0 for none
 	}{
 		{"abcd1", ids[0], 0},
 		{ids[1], ids[1], 0},
@@ -29,9 +32,9 @@ func TestResolveLocalMission(t *testing.T) {
 		{"ffffffff-0000-4000-8000-000000000000", "", exitNotFound},
 		{"", "", exitUsage},
 	} {
-		got, err := resolveLocalMission(ctx, st, c.arg)
+		got, err := resolveLocalMission(ctx, svc, c.arg)
 		var ee *exitError
-		code := 0
+		code := exitOK
 		if errors.As(err, &ee) {
 			code = ee.code
 		} else if err != nil {

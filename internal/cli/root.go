@@ -82,20 +82,20 @@ func Execute(version string) int {
 		// The in-sandbox half of an external engine's model proxy.
 		return backend.ForwarderMain(os.Args[2:])
 	}
-	return execute(context.Background(), NewRootCmd(version), os.Stderr)
+	return int(execute(context.Background(), NewRootCmd(version), os.Stderr))
 }
 
 // execute runs cmd and returns the exit code, printing an error as one
 // line "aos: <reason>" on stderr.
-func execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) int {
+func execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) exitCode {
 	err := cmd.ExecuteContext(ctx)
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	fmt.Fprintln(stderr, "aos:", oneLine(err.Error(), 500))
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
-		return ec.ExitCode()
+		return exitCode(ec.ExitCode())
 	}
 	// cobra's own refusals (an unknown command, a flag group) are usage
 	// errors; cobra has no error type for them.

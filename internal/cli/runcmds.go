@@ -12,11 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/demo"
-	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/gitx"
-	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/provider/script"
-	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/worker"
 )
 
@@ -44,13 +42,13 @@ func newRunCmd(version string) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] \"objective\"",
-		Short: "Run one mission in this process and stream its timeline; exit 0 done, 2 partial, 3 blocked/failed/budget, 130 cancelled",
+		Short: "Run one mission in this process and stream its timeline; exit 0 done, 6 partial, 7 blocked/failed/budget, 130 cancelled",
 		Args:  objectiveArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch f.onAsk {
 			case "wait", "deny":
 			default:
-				return &exitError{code: 1, msg: "--on-ask must be wait or deny"}
+				return &exitError{code: exitUsage, msg: "--on-ask must be wait or deny"}
 			}
 			s, err := openSession(cmd.Context(), version, cmd.OutOrStdout())
 			if err != nil {
@@ -83,60 +81,34 @@ func newRunCmd(version string) *cobra.Command {
 	return cmd
 }
 
-// create validates the run's input and creates the mission.
+// create creates the mission through the mission service, as a local
+// mission: the service validates the input and the project, checks the
+// model and the daily cap, and records the audit entry.
 func (s *session) create(ctx context.Context, f runFlags, objective string) (string, error) {
-	// The project must be the top level of a git work tree with a real
-	// .git directory: the one check the engine's setup makes too.
-	dir, err := gitx.CheckProject(ctx, f.project)
-	if err != nil {
-		var ge *gitx.Error
-		if errors.As(err, &ge) {
-			return "", &exitError{code: 1, msg: ge.Msg}
-		}
-		return "", &exitError{code: 1, msg: fmt.Sprintf("project %s: %v", f.project, err)}
-	}
 	if f.engine != "" && f.engine != "builtin" {
+		// An external engine (aos run --engine): the project must be the
+		// top level of a git work tree with a real .git directory.
+		dir, err := gitx.CheckProject(ctx, f.project)
+		if err != nil {
+			var ge *gitx.Error
+			if errors.As(err, &ge) {
+				return "", &exitError{code: exitFailure, msg: ge.Msg}
+			}
+			return "", &exitError{code: exitFailure, msg: fmt.Sprintf("project %s: %v", f.project, err)}
+		}
 		return s.createExternal(ctx, f, objective, dir)
 	}
-	in := engine.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Model: f.model, Effort: f.effort, Network: f.network,
-		IncludeUncommitted: f.dirty}
-	if err := in.Validate(); err != nil {
-		return "", err
-	}
-	// The mission works in its own worktree from this base; the owner's
-	// checkout is never touched.
-	if err := engine.PrepareBase(ctx, &in); err != nil {
-		return "", &exitError{code: 1, msg: err.Error()}
-	}
-	a, err := s.adapter(f.model)
+	budget, turns, wall := f.budgetUSD, f.maxTurns, f.wallSec
+	m, err := s.service().CreateMission(ctx, localActor(), mission.CreateRequest{Objective: objective, Criteria: f.criteria, Workspace: f.project,
+		Model: f.model, Effort: f.effort, Network: f.network, BudgetUSD: &budget, MaxTurns: &turns, MaxWallSec: &wall,
+		IncludeUncommitted: f.dirty, Local: true})
 	if err != nil {
-		return "", err
-	}
-	if checker, ok := a.(interface {
-		CheckModel(context.Context, string) error
-	}); ok {
-		if err := checker.CheckModel(ctx, f.model); err != nil {
-			return "", fmt.Errorf("model %s cannot run a mission: %w", f.model, err)
-		}
-	}
-	if capUSD, err := s.k.DailyCap(ctx); err == nil && capUSD > 0 {
-		if spent, err := s.k.SpentToday(ctx); err == nil && spent >= capUSD {
-			return "", &exitError{code: 3, msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
-		}
-	}
-	title := objective
-	if len(title) > 80 {
-		title = title[:80] + "…"
-	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: title, Logic: engine.LocalLogicName, Input: in, Spec: in,
-		Budget: kernel.Budget{USD: f.budgetUSD, Turns: f.maxTurns, WallSec: f.wallSec}})
-	if err != nil {
-		return "", err
+		return "", missionError(err)
 	}
 	if s.label != "" {
 		fmt.Fprintln(s.out, s.label)
 	}
-	return mid, nil
+	return m.ID, nil
 }
 
 // objectiveArg requires the one argument of aos run, the objective: when it
@@ -171,7 +143,7 @@ otherwise it says whose lease it waits for, and how long.`,
 			}
 			defer s.close()
 			s.json, s.onAsk = asJSON, onAsk
-			id, err := resolveLocalMission(cmd.Context(), s.st, args[0])
+			id, err := resolveLocalMission(cmd.Context(), s.service(), args[0])
 			if err != nil {
 				return err
 			}
@@ -248,17 +220,17 @@ func newDemoCmd(version string) *cobra.Command {
 // resolveLocalMission turns a mission id, or a unique prefix of one among
 // the newest 1000 missions, into the id. None is exit 4, several a usage
 // error.
-func resolveLocalMission(ctx context.Context, st store.Store, id string) (string, error) {
+func resolveLocalMission(ctx context.Context, svc *mission.Service, id string) (string, error) {
 	if len(id) >= fullIDLen {
-		_, err := st.GetMission(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
+		_, err := svc.GetMission(ctx, id)
+		if errors.Is(err, mission.ErrNotFound) {
 			return "", &exitError{code: exitNotFound, msg: "not found: no mission " + id}
 		}
-		return id, err
+		return id, missionError(err)
 	}
-	ms, err := st.ListMissions(ctx, store.ListMissionsParams{Limit: 1000})
+	ms, err := svc.ListMissions(ctx, mission.ListMissionsRequest{Limit: 1000})
 	if err != nil {
-		return "", err
+		return "", missionError(err)
 	}
 	var ids []string
 	for _, m := range ms {

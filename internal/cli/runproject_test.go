@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aos-run/aos/internal/store/storetest"
 )
 
 // TestRunRefusesProjectsThatAreNotRepositoryTopLevels: `aos run --project`
@@ -35,11 +38,11 @@ func TestRunRefusesProjectsThatAreNotRepositoryTopLevels(t *testing.T) {
 		{"missing", filepath.Join(repo, "nope"), "cannot be resolved"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := &session{} // nothing of the session is used before the check
+			s := localSession(t, storetest.New(t, "sqlite"), io.Discard, nil)
 			_, err := s.create(context.Background(), runFlags{project: c.dir}, "objective")
 			var ee *exitError
-			if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(ee.msg, c.want) {
-				t.Fatalf("create in %s: %v; want exit 1 saying %q", c.dir, err, c.want)
+			if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, c.want) {
+				t.Fatalf("create in %s: %v; want exit 2 saying %q", c.dir, err, c.want)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/aos-run/aos/internal/backend"
 	"io"
 	"log/slog"
 	"os"
@@ -13,9 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aos-run/aos/internal/backend"
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
@@ -25,7 +26,7 @@ import (
 
 // exitError carries a process exit code with its one-line reason.
 type exitError struct {
-	code int
+	code exitCode
 	msg  string
 }
 
@@ -33,30 +34,22 @@ type exitError struct {
 func (e *exitError) Error() string { return e.msg }
 
 // ExitCode is the process exit code.
-func (e *exitError) ExitCode() int { return e.code }
-
-// Exit codes of aos run (issue 5).
-func exitFor(status string) int {
-	switch status {
-	case kernel.StatusDone:
-		return 0
-	case kernel.StatusPartial:
-		return 2
-	case kernel.StatusCancelled:
-		return 130
-	}
-	return 3
-}
+func (e *exitError) ExitCode() int { return int(e.code) }
 
 // session runs one mission in this process: a kernel over the configured
 // database, a worker that claims only that mission, and the terminal
-// timeline.
+// timeline. Every rule (validation, the model check, the daily cap,
+// confinement, the audit) is the mission service's: the session creates,
+// resolves and cancels through it.
 type session struct {
 	cfg     config.Config
 	log     *slog.Logger
 	st      store.Store
 	k       *kernel.Kernel
+	version string
+	getenv  func(string) string
 	adapter func(string) (provider.Adapter, error)
+	svc     *mission.Service // built on first use, with adapter
 	out     io.Writer
 	json    bool
 	onAsk   string // wait | deny
@@ -79,8 +72,27 @@ func openSession(ctx context.Context, version string, out io.Writer) (*session, 
 		st.Close()
 		return nil, err
 	}
+	s := newSession(cfg, st, log, version, out, os.Getenv)
+	s.tty = isTTY(os.Stdin)
+	return s, nil
+}
+
+// newSession returns a session over st; getenv is read for the model
+// adapters' keys and base URLs.
+func newSession(cfg config.Config, st store.Store, log *slog.Logger, version string, out io.Writer, getenv func(string) string) *session {
 	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log, Version: version, Poll: 200 * time.Millisecond})
-	return &session{cfg: cfg, log: log, st: st, k: k, adapter: worker.Adapters(worker.AdapterOptions{LocalSetting: worker.LocalSetting(st)}), out: out, onAsk: "wait", tty: isTTY(os.Stdin)}, nil
+	adapter := worker.Adapters(worker.AdapterOptions{Getenv: getenv, LocalSetting: worker.LocalSetting(st)})
+	return &session{cfg: cfg, log: log, st: st, k: k, version: version, getenv: getenv, adapter: adapter, out: out, onAsk: "wait"}
+}
+
+// service returns the mission service of the session, built on first use
+// so that it checks models with the session's adapter.
+func (s *session) service() *mission.Service {
+	if s.svc == nil {
+		s.svc = mission.New(s.k, mission.Options{WorkspaceRoot: s.cfg.WorkspaceRoot, Version: s.version, Getenv: s.getenv, Logger: s.log,
+			Adapter: s.adapter})
+	}
+	return s.svc
 }
 
 func (s *session) close() { _ = s.st.Close() }
@@ -140,13 +152,13 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 			return err
 		case <-grace:
 			grace = nil
-			if err := s.k.RequestCancel(context.Background(), missionID); err != nil {
-				return err
+			if _, err := s.service().CancelMission(context.WithoutCancel(ctx), localActor(), missionID); err != nil {
+				return missionError(err)
 			}
 		case <-sig:
 			if grace != nil {
 				fmt.Fprintf(s.out, "\nstopped; the mission is resumable: aos resume %s\n", missionID)
-				return &exitError{code: 130, msg: "interrupted; mission left resumable"}
+				return &exitError{code: exitCancelled, msg: "interrupted; mission left resumable"}
 			}
 			fmt.Fprintf(s.out, "\ncancelling the mission in %s… (Ctrl-C again to stop aos and leave it resumable instead)\n", cancelGrace)
 			grace = time.After(cancelGrace)
@@ -160,14 +172,14 @@ const cancelGrace = 2 * time.Second
 
 // finish prints the result and turns the status into the exit code.
 func (s *session) finish(ctx context.Context, missionID string) error {
-	m, err := s.k.GetMission(ctx, missionID)
+	m, err := s.service().GetMission(ctx, missionID)
 	if err != nil {
-		return err
+		return missionError(err)
 	}
 	if s.json {
 		fmt.Fprintf(s.out, "%s\n", termtext.JSON(m.Result))
 	}
-	if code := exitFor(m.Status); code != 0 {
+	if code := statusExit(m.Status); code != exitOK {
 		return &exitError{code: code, msg: "mission " + missionID + " ended " + m.Status}
 	}
 	return nil

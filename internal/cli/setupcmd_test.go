@@ -37,7 +37,7 @@ func TestSetupCommand(t *testing.T) {
 			}
 			return totpAt(t, s[1], r.clk.Now())
 		}
-		setup := func(in *lines, secrets ...string) (string, string, int) {
+		setup := func(in *lines, secrets ...string) (string, string, exitCode) {
 			shown = syncBuffer{}
 			jar := &cookieLog{}
 			out, errOut, c := runAOS(t.Context(), r.terminal(in, jar, secrets...), &shown, "setup", "--server", r.srv.URL)
@@ -60,7 +60,7 @@ func TestSetupCommand(t *testing.T) {
 			name    string
 			in      *lines
 			secrets []string
-			exit    int
+			exit    exitCode
 			want    string
 		}{
 			{"wrong setup token", &lines{}, []string{"aos_setup_wrong"}, exitAuth, "setup token is wrong"},
@@ -130,7 +130,7 @@ func TestSetupThrottled(t *testing.T) {
 			t.Fatal(err)
 		}
 		var errOut string
-		c := 0
+		c := exitOK
 		for i := 0; i < 10 && c != exitFailure; i++ {
 			_, errOut, c = runAOS(t.Context(), r.terminal(&lines{}, nil, "aos_setup_wrong"), nil, "setup", "--server", r.srv.URL)
 			if c != exitAuth && c != exitFailure {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/termtext"
 )
@@ -91,48 +92,67 @@ func (t *timeline) waitCreated(ctx context.Context, waitID, kind string, payload
 	p := t.pr.printWait(waitID, kind, payload, t.s.onAsk != "deny" && !interactive)
 	switch {
 	case t.s.onAsk == "deny":
-		var res any = map[string]any{"approved": false, "reason": "aos run --on-ask deny"}
+		no := false
+		res := mission.Resolution{Approved: &no, Reason: "aos run --on-ask deny"}
 		if kind != "approval" {
-			res = map[string]string{"answer": "(no answer: aos run --on-ask deny)"}
+			res = mission.Resolution{Answer: "(no answer: aos run --on-ask deny)"}
 		}
-		_, err := t.s.k.ResolveWait(ctx, waitID, res, "aos run --on-ask deny")
-		if errors.Is(err, kernel.ErrWaitNotPending) {
+		_, err := t.s.service().ResolveWait(ctx, localActor(), waitID, res)
+		if errors.Is(err, mission.ErrWaitNotPending) {
 			return nil
 		}
-		return err
+		return missionError(err)
 	case interactive:
 		return t.ask(ctx, waitID, kind, p.Options)
 	}
 	return nil
 }
 
+// ask resolves a wait at the terminal, through the mission service (the
+// same checks as aos answer and the API). An answer the service refuses
+// (empty, over 8 KiB) is asked again; at the end of input the wait stays
+// pending, to be resolved with aos answer.
 func (t *timeline) ask(ctx context.Context, waitID, kind string, options []string) error {
-	var res any
-	if kind == "approval" {
-		fmt.Fprint(t.s.out, "    approve? [y]es / [n]o / [a]lways for this project (or directory): ")
-		line, _ := t.in.ReadString('\n')
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			res = map[string]any{"approved": true}
-		case "a", "always":
-			res = map[string]any{"approved": true, "remember": true}
-		default:
-			res = map[string]any{"approved": false, "reason": "denied at the terminal"}
+	for {
+		var res mission.Resolution
+		var readErr error
+		if kind == "approval" {
+			fmt.Fprint(t.s.out, "    approve? [y]es / [n]o / [a]lways for this project (or directory): ")
+			var line string
+			line, readErr = t.in.ReadString('\n')
+			yes, no := true, false
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "y", "yes":
+				res = mission.Resolution{Approved: &yes}
+			case "a", "always":
+				res = mission.Resolution{Approved: &yes, Remember: true}
+			default:
+				res = mission.Resolution{Approved: &no, Reason: "denied at the terminal"}
+			}
+		} else {
+			fmt.Fprint(t.s.out, "    answer (a number or text): ")
+			var line string
+			line, readErr = t.in.ReadString('\n')
+			line = strings.TrimSpace(line)
+			if line == "" && readErr != nil {
+				fmt.Fprintf(t.s.out, "\n    no answer; the question waits: aos answer %s TEXT\n", waitID)
+				return nil
+			}
+			if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(options) {
+				line = options[n-1]
+			}
+			res = mission.Resolution{Answer: line}
 		}
-	} else {
-		fmt.Fprint(t.s.out, "    answer (a number or text): ")
-		line, _ := t.in.ReadString('\n')
-		line = strings.TrimSpace(line)
-		if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(options) {
-			line = options[n-1]
+		_, err := t.s.service().ResolveWait(ctx, localActor(), waitID, res)
+		switch {
+		case errors.Is(err, mission.ErrWaitNotPending):
+			return nil // resolved elsewhere meanwhile
+		case errors.Is(err, mission.ErrInvalidInput) && readErr == nil:
+			fmt.Fprintf(t.s.out, "    %s\n", oneLine(missionError(err).Error(), 200))
+			continue
 		}
-		res = map[string]string{"answer": line}
+		return missionError(err)
 	}
-	_, err := t.s.k.ResolveWait(ctx, waitID, res, "owner (terminal)")
-	if errors.Is(err, kernel.ErrWaitNotPending) {
-		return nil // resolved elsewhere meanwhile
-	}
-	return err
 }
 
 // oneLine is untrusted text for one line of a terminal: whitespace runs

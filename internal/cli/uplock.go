@@ -46,7 +46,7 @@ func (e *AlreadyRunningError) Error() string {
 }
 
 // ExitCode is the process exit code: a refusal, not a crash.
-func (e *AlreadyRunningError) ExitCode() int { return exitFailure }
+func (e *AlreadyRunningError) ExitCode() int { return int(exitFailure) }
 
 // acquireUpLock takes the data dir's singleton lock for `aos up`, or returns
 // an *AlreadyRunningError naming the live holder. The returned file must stay
@@ -97,7 +97,7 @@ func (e *AddrInUseError) Error() string {
 }
 
 // ExitCode is the process exit code.
-func (e *AddrInUseError) ExitCode() int { return exitFailure }
+func (e *AddrInUseError) ExitCode() int { return int(exitFailure) }
 
 // Unwrap returns the listen error.
 func (e *AddrInUseError) Unwrap() error { return e.Err }

@@ -1,13 +1,15 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/client"
 	"github.com/aos-run/aos/internal/mission"
-	"github.com/aos-run/aos/internal/store"
 )
 
 // whereWaits is the --help paragraph on how aos waits/approve/deny/answer
@@ -59,9 +61,9 @@ func localWaits(cmd *cobra.Command, asJSON bool) error {
 		return err
 	}
 	defer s.close()
-	ws, err := s.st.ListWaits(cmd.Context(), store.ListWaitsParams{Status: "pending"})
+	ws, err := s.service().ListWaits(cmd.Context(), mission.ListWaitsRequest{Status: "pending", Limit: 1000})
 	if err != nil {
-		return err
+		return missionError(err)
 	}
 	if asJSON {
 		return printJSON(s.out, ws)
@@ -103,7 +105,7 @@ func (e *clientEnv) newResolveCmd(verb string) *cobra.Command {
 				return err
 			}
 			if c == nil {
-				return localResolve(cmd, verb, a[0], res)
+				return localResolve(cmd, a[0], res)
 			}
 			ctx := cmd.Context()
 			err = func() error {
@@ -134,32 +136,27 @@ func (e *clientEnv) newResolveCmd(verb string) *cobra.Command {
 	return cmd
 }
 
-// localResolve resolves a wait on the local database.
-func localResolve(cmd *cobra.Command, verb, waitID string, r mission.Resolution) error {
+// localResolve resolves a wait on the local database, through the mission
+// service as the API does (the same checks, the same audit entry).
+func localResolve(cmd *cobra.Command, waitID string, r mission.Resolution) error {
 	ctx := cmd.Context()
 	s, err := openSession(ctx, "", cmd.OutOrStdout())
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	w, err := s.st.GetWait(ctx, waitID)
+	return resolveLocal(ctx, s.service(), s.out, waitID, r)
+}
+
+// resolveLocal resolves waitID with svc and says what happened on out.
+func resolveLocal(ctx context.Context, svc *mission.Service, out io.Writer, waitID string, r mission.Resolution) error {
+	w, err := svc.ResolveWait(ctx, localActor(), waitID, r)
+	if errors.Is(err, mission.ErrNotFound) {
+		return &exitError{code: exitNotFound, msg: "not found: no wait " + waitID}
+	}
 	if err != nil {
-		return &exitError{code: exitNotFound, msg: "no such wait " + waitID}
+		return missionError(err)
 	}
-	var res any
-	switch verb {
-	case "approve", "deny":
-		if w.Kind != "approval" {
-			return usage("wait %s is a question: use aos answer", waitID)
-		}
-		res = map[string]any{"approved": *r.Approved, "remember": r.Remember, "reason": r.Reason}
-	case "answer":
-		res = map[string]string{"answer": r.Answer}
-	}
-	run, err := s.k.ResolveWait(ctx, waitID, res, "owner (cli)")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(s.out, "wait %s resolved; run %s re-queued\n", waitID, run.RunID)
+	fmt.Fprintf(out, "wait %s %s; run %s re-queued\n", w.ID, w.Status, w.RunID)
 	return nil
 }

@@ -82,15 +82,14 @@ func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c missionAPI,
 
 // outcome turns a mission's final status into watch's exit code.
 func outcome(id, status string) error {
-	switch status {
-	case kernel.StatusDone:
+	switch code := statusExit(status); code {
+	case exitOK:
 		return nil
-	case kernel.StatusPartial:
-		return &exitError{code: exitPartial, msg: "mission " + id + " ended partial"}
-	case kernel.StatusCancelled:
-		return &exitError{code: exitCancelled, msg: "mission " + id + " was cancelled"}
+	case exitCancelled:
+		return &exitError{code: code, msg: "mission " + id + " was cancelled"}
+	default:
+		return &exitError{code: code, msg: "mission " + id + " ended " + status}
 	}
-	return &exitError{code: exitUnfinished, msg: "mission " + id + " ended " + status}
 }
 
 // event shows e, and the live model text it releases, in timeline order.

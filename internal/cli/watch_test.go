@@ -72,7 +72,7 @@ func TestWatchApproveOverAPI(t *testing.T) {
 		live := &syncBuffer{}
 		type result struct {
 			out, errOut string
-			code        int
+			code        exitCode
 		}
 		done := make(chan result, 1)
 		go func() {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aos-run/aos/internal/api"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // DefaultTimeout bounds one REST request (not the events socket).
@@ -79,10 +79,10 @@ func redact(s string) string {
 // Server returns the server's base URL.
 func (c *Client) Server() string { return c.base.String() }
 
-// endpoint returns the URL of an API path (under api.Prefix) with query q.
+// endpoint returns the URL of an API path (under wire.Prefix) with query q.
 func (c *Client) endpoint(path string, q url.Values) string {
 	u := *c.base
-	u.Path = strings.TrimRight(u.Path, "/") + api.Prefix + path
+	u.Path = strings.TrimRight(u.Path, "/") + wire.Prefix + path
 	if len(q) > 0 {
 		u.RawQuery = q.Encode()
 	}

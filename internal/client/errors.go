@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Codes the client adds to the server's (internal/api/errors.go and
-// mission.Code).
+// Codes the client adds to the server's (internal/api/errors.go and the
+// mission service's error codes).
 const (
 	// CodeBadServer: the server URL is malformed.
 	CodeBadServer = "bad_server_url"

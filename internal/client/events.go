@@ -14,8 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/aos-run/aos/internal/api"
-	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // ErrStop, returned by a Follow callback, ends Follow with a nil error.
@@ -35,7 +34,7 @@ type FollowOptions struct {
 	// OnEvent receives each event once, in order: persisted ones (id > 0)
 	// with increasing ids, transient ones (id -1) as they come, and
 	// system.notice frames. An error ends Follow (ErrStop: with nil).
-	OnEvent func(mission.Event) error
+	OnEvent func(wire.Event) error
 	// OnReconnect, if set, is told of each lost connection before the
 	// next attempt, with the cursor it will resume from.
 	OnReconnect func(cause error, cursor int64)
@@ -50,7 +49,7 @@ type FollowOptions struct {
 // Follow streams events over GET /events until ctx ends, OnEvent stops
 // it, or the server refuses the token. A dropped connection is dialled
 // again with backoff from the last persisted id received, so no event is
-// skipped or delivered twice. A gap notice (more than api.MaxReplay events
+// skipped or delivered twice. A gap notice (more than wire.MaxReplay events
 // to replay) is passed on and the cursor moves to its latestId, where the
 // server goes on.
 func (c *Client) Follow(ctx context.Context, o FollowOptions) error {
@@ -144,19 +143,19 @@ func (e *callbackError) Unwrap() error { return e.err }
 
 // read delivers frames until the stream ends; it returns how many frames
 // arrived and why it ended.
-func (c *Client) read(ctx context.Context, conn *websocket.Conn, cursor *int64, fn func(mission.Event) error) (frames int, err error) {
+func (c *Client) read(ctx context.Context, conn *websocket.Conn, cursor *int64, fn func(wire.Event) error) (frames int, err error) {
 	for ; ; frames++ {
 		_, data, err := conn.Read(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return frames, ctx.Err()
 			}
-			if websocket.CloseStatus(err) == api.CloseAuthExpired {
+			if websocket.CloseStatus(err) == websocket.StatusCode(wire.CloseAuthExpired) {
 				return frames, ErrAuthExpired
 			}
 			return frames, &streamError{err: err}
 		}
-		var e mission.Event
+		var e wire.Event
 		if err := json.Unmarshal(data, &e); err != nil {
 			return frames, &streamError{err: fmt.Errorf("decode event: %w", err)}
 		}
@@ -167,7 +166,7 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, cursor *int64, 
 			*cursor = e.ID
 		}
 		if e.Kind == "system.notice" {
-			var n api.Notice
+			var n wire.Notice
 			_ = json.Unmarshal(e.Payload, &n)
 			switch n.Code {
 			case "gap":
@@ -208,7 +207,7 @@ func (c *Client) dialEvents(ctx context.Context, cursor int64, missionID string)
 	// coder/websocket refuses an http.Client with a Timeout: the context
 	// bounds the handshake instead.
 	hc := &http.Client{Transport: c.http.Transport, CheckRedirect: c.http.CheckRedirect}
-	conn, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: hdr, Subprotocols: []string{api.Subprotocol}})
+	conn, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: hc, HTTPHeader: hdr, Subprotocols: []string{wire.Subprotocol}})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -5,13 +5,12 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/aos-run/aos/internal/api"
-	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // Status calls GET /system/status; it also verifies the token.
-func (c *Client) Status(ctx context.Context) (mission.Status, error) {
-	var st mission.Status
+func (c *Client) Status(ctx context.Context) (wire.Status, error) {
+	var st wire.Status
 	_, err := c.call(ctx, http.MethodGet, "/system/status", nil, nil, &st, nil)
 	return st, err
 }
@@ -24,58 +23,58 @@ type ListMissionsOptions struct {
 }
 
 // ListMissions calls GET /missions.
-func (c *Client) ListMissions(ctx context.Context, o ListMissionsOptions) ([]mission.Mission, error) {
+func (c *Client) ListMissions(ctx context.Context, o ListMissionsOptions) ([]wire.Mission, error) {
 	q := url.Values{}
 	setIf(q, "status", o.Status)
 	setIf(q, "projectId", o.ProjectID)
 	if o.Limit > 0 {
 		q.Set("limit", itoa(o.Limit))
 	}
-	var ms []mission.Mission
+	var ms []wire.Mission
 	_, err := c.call(ctx, http.MethodGet, "/missions", q, nil, &ms, nil)
 	return ms, err
 }
 
 // CreateMission calls POST /missions.
-func (c *Client) CreateMission(ctx context.Context, req mission.CreateRequest) (mission.Mission, error) {
-	var m mission.Mission
+func (c *Client) CreateMission(ctx context.Context, req wire.CreateRequest) (wire.Mission, error) {
+	var m wire.Mission
 	_, err := c.call(ctx, http.MethodPost, "/missions", nil, req, &m, nil)
 	return m, err
 }
 
 // GetMission calls GET /missions/{id}.
-func (c *Client) GetMission(ctx context.Context, id string) (mission.Mission, error) {
-	var m mission.Mission
+func (c *Client) GetMission(ctx context.Context, id string) (wire.Mission, error) {
+	var m wire.Mission
 	_, err := c.call(ctx, http.MethodGet, "/missions/"+url.PathEscape(id), nil, nil, &m, nil)
 	return m, err
 }
 
 // CancelMission calls POST /missions/{id}/cancel.
-func (c *Client) CancelMission(ctx context.Context, id string) (mission.Mission, error) {
-	var m mission.Mission
-	_, err := c.call(ctx, http.MethodPost, "/missions/"+url.PathEscape(id)+"/cancel", nil, api.Empty{}, &m, nil)
+func (c *Client) CancelMission(ctx context.Context, id string) (wire.Mission, error) {
+	var m wire.Mission
+	_, err := c.call(ctx, http.MethodPost, "/missions/"+url.PathEscape(id)+"/cancel", nil, wire.Empty{}, &m, nil)
 	return m, err
 }
 
 // RetryMission calls POST /missions/{id}/retry: a new mission from an
 // ended one's spec.
-func (c *Client) RetryMission(ctx context.Context, id string) (mission.Mission, error) {
-	var m mission.Mission
-	_, err := c.call(ctx, http.MethodPost, "/missions/"+url.PathEscape(id)+"/retry", nil, api.Empty{}, &m, nil)
+func (c *Client) RetryMission(ctx context.Context, id string) (wire.Mission, error) {
+	var m wire.Mission
+	_, err := c.call(ctx, http.MethodPost, "/missions/"+url.PathEscape(id)+"/retry", nil, wire.Empty{}, &m, nil)
 	return m, err
 }
 
 // ListRuns calls GET /missions/{id}/runs.
-func (c *Client) ListRuns(ctx context.Context, missionID string) ([]mission.Run, error) {
-	var rs []mission.Run
+func (c *Client) ListRuns(ctx context.Context, missionID string) ([]wire.Run, error) {
+	var rs []wire.Run
 	_, err := c.call(ctx, http.MethodGet, "/missions/"+url.PathEscape(missionID)+"/runs", nil, nil, &rs, nil)
 	return rs, err
 }
 
 // PostMessage calls POST /runs/{id}/message.
-func (c *Client) PostMessage(ctx context.Context, runID, text string) (api.MessageResponse, error) {
-	var r api.MessageResponse
-	_, err := c.call(ctx, http.MethodPost, "/runs/"+url.PathEscape(runID)+"/message", nil, api.MessageRequest{Text: text}, &r, nil)
+func (c *Client) PostMessage(ctx context.Context, runID, text string) (wire.MessageResponse, error) {
+	var r wire.MessageResponse
+	_, err := c.call(ctx, http.MethodPost, "/runs/"+url.PathEscape(runID)+"/message", nil, wire.MessageRequest{Text: text}, &r, nil)
 	return r, err
 }
 
@@ -86,34 +85,34 @@ type ListWaitsOptions struct {
 }
 
 // ListWaits calls GET /waits.
-func (c *Client) ListWaits(ctx context.Context, o ListWaitsOptions) ([]mission.Wait, error) {
+func (c *Client) ListWaits(ctx context.Context, o ListWaitsOptions) ([]wire.Wait, error) {
 	q := url.Values{}
 	setIf(q, "status", o.Status)
 	setIf(q, "missionId", o.MissionID)
-	var ws []mission.Wait
+	var ws []wire.Wait
 	_, err := c.call(ctx, http.MethodGet, "/waits", q, nil, &ws, nil)
 	return ws, err
 }
 
 // ResolveWait calls POST /waits/{id}/resolve.
-func (c *Client) ResolveWait(ctx context.Context, id string, r mission.Resolution) (mission.Wait, error) {
-	var w mission.Wait
+func (c *Client) ResolveWait(ctx context.Context, id string, r wire.Resolution) (wire.Wait, error) {
+	var w wire.Wait
 	_, err := c.call(ctx, http.MethodPost, "/waits/"+url.PathEscape(id)+"/resolve", nil, r, &w, nil)
 	return w, err
 }
 
 // ListRules calls GET /policy/rules (projectID "": every rule).
-func (c *Client) ListRules(ctx context.Context, projectID string) ([]mission.Rule, error) {
+func (c *Client) ListRules(ctx context.Context, projectID string) ([]wire.Rule, error) {
 	q := url.Values{}
 	setIf(q, "projectId", projectID)
-	var rs []mission.Rule
+	var rs []wire.Rule
 	_, err := c.call(ctx, http.MethodGet, "/policy/rules", q, nil, &rs, nil)
 	return rs, err
 }
 
 // AddRule calls POST /policy/rules.
-func (c *Client) AddRule(ctx context.Context, req mission.AddRuleRequest) (mission.Rule, error) {
-	var r mission.Rule
+func (c *Client) AddRule(ctx context.Context, req wire.AddRuleRequest) (wire.Rule, error) {
+	var r wire.Rule
 	_, err := c.call(ctx, http.MethodPost, "/policy/rules", nil, req, &r, nil)
 	return r, err
 }
@@ -125,15 +124,15 @@ func (c *Client) DeleteRule(ctx context.Context, id string) error {
 }
 
 // Spend calls GET /spend.
-func (c *Client) Spend(ctx context.Context) (mission.Spend, error) {
-	var s mission.Spend
+func (c *Client) Spend(ctx context.Context) (wire.Spend, error) {
+	var s wire.Spend
 	_, err := c.call(ctx, http.MethodGet, "/spend", nil, nil, &s, nil)
 	return s, err
 }
 
 // Models calls GET /models.
-func (c *Client) Models(ctx context.Context) ([]mission.Model, error) {
-	var ms []mission.Model
+func (c *Client) Models(ctx context.Context) ([]wire.Model, error) {
+	var ms []wire.Model
 	_, err := c.call(ctx, http.MethodGet, "/models", nil, nil, &ms, nil)
 	return ms, err
 }

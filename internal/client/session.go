@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/aos-run/aos/internal/api"
-	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // Session cookie names: __Host-aos_sid over https, aos_sid over plain
@@ -51,9 +50,9 @@ func (c *Client) Login(ctx context.Context, password, totp string) (*Session, er
 }
 
 // SetupBegin calls POST /auth/setup/begin with the setup token.
-func (c *Client) SetupBegin(ctx context.Context, setupToken string) (auth.SetupSecret, error) {
-	var s auth.SetupSecret
-	_, err := c.call(ctx, http.MethodPost, "/auth/setup/begin", nil, api.SetupBeginRequest{SetupToken: setupToken}, &s, nil)
+func (c *Client) SetupBegin(ctx context.Context, setupToken string) (wire.SetupSecret, error) {
+	var s wire.SetupSecret
+	_, err := c.call(ctx, http.MethodPost, "/auth/setup/begin", nil, wire.SetupBeginRequest{SetupToken: setupToken}, &s, nil)
 	if err == nil && (s.TOTPSecret == "" || s.OTPAuthURL == "") {
 		err = fmt.Errorf("client: POST /auth/setup/begin answered without a TOTP secret")
 	}
@@ -63,7 +62,7 @@ func (c *Client) SetupBegin(ctx context.Context, setupToken string) (auth.SetupS
 // SetupComplete calls POST /auth/setup/complete, creating the owner
 // account, and returns the session it opens.
 func (c *Client) SetupComplete(ctx context.Context, setupToken, password, totp string) (*Session, error) {
-	return c.openSession(ctx, "/auth/setup/complete", api.SetupCompleteRequest{SetupToken: setupToken, Password: password, TOTPCode: totp})
+	return c.openSession(ctx, "/auth/setup/complete", wire.SetupCompleteRequest{SetupToken: setupToken, Password: password, TOTPCode: totp})
 }
 
 // openSession posts body to path and takes the session cookie and CSRF

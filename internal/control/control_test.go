@@ -113,7 +113,7 @@ func TestOtherUserRefused(t *testing.T) {
 		t.Fatalf("a refused peer wrote the command records (revision %d)", rev)
 	}
 	// The owner's own request on the same socket goes through.
-	if err := f.client.Call(context.Background(), control.OpMissionCreate, "cmd-owner", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "m"}, nil); err != nil {
+	if err := f.client.Call(context.Background(), control.OpMissionCreate, "cmd-owner", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "claude-opus-5-5"}, nil); err != nil {
 		t.Fatalf("the owner: %v", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestIdempotency(t *testing.T) {
 	t.Parallel()
 	f := setup(t, 0)
 	ctx := context.Background()
-	req := mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "m"}
+	req := mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "claude-opus-5-5"}
 	var first mission.Mission
 	r1, err := f.client.CallResponse(ctx, control.OpMissionCreate, "cmd-1", req, &first)
 	if err != nil || r1.Replayed || r1.CommandID != "cmd-1" {
@@ -155,7 +155,7 @@ func TestIdempotency(t *testing.T) {
 		t.Fatalf("repeat after restart: %+v %v", r3, err)
 	}
 	// Refused by the service: no record, so the id is still free.
-	bad := mission.CreateRequest{Objective: "x", Workspace: "../outside", Model: "m"}
+	bad := mission.CreateRequest{Objective: "x", Workspace: "../outside", Model: "claude-opus-5-5"}
 	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-2", bad, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidArgument}) {
 		t.Fatalf("refused create: %v", err)
 	}

@@ -21,11 +21,11 @@ func TestProjectOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.client.Call(ctx, control.OpProjectStart, "start-1", mission.CreateRequest{Objective: "x", Model: "m"}, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidArgument}) {
+	if err := f.client.Call(ctx, control.OpProjectStart, "start-1", mission.CreateRequest{Objective: "x", Model: "claude-opus-5-5"}, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidArgument}) {
 		t.Fatalf("project.start without a project: %v", err)
 	}
 	var m mission.Mission
-	if err := f.client.Call(ctx, control.OpProjectStart, "start-2", mission.CreateRequest{Objective: "x", Model: "m", ProjectID: p.ID}, &m); err != nil || m.ProjectID != p.ID {
+	if err := f.client.Call(ctx, control.OpProjectStart, "start-2", mission.CreateRequest{Objective: "x", Model: "claude-opus-5-5", ProjectID: p.ID}, &m); err != nil || m.ProjectID != p.ID {
 		t.Fatalf("project.start: %+v %v", m, err)
 	}
 	var st control.ProjectStatus

@@ -64,7 +64,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func (f *fixture) create(t *testing.T, n int) {
 	t.Helper()
 	for range n {
-		if _, err := f.svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "m"}); err != nil {
+		if _, err := f.svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "plain", Model: "claude-opus-5-5"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -47,7 +47,7 @@ func peerChild() {
 }
 
 func createFrame(msgID, cmdID, workspace string) control.Envelope {
-	args, _ := json.Marshal(mission.CreateRequest{Objective: "x", Workspace: workspace, Model: "m"})
+	args, _ := json.Marshal(mission.CreateRequest{Objective: "x", Workspace: workspace, Model: "claude-opus-5-5"})
 	p, _ := json.Marshal(control.Request{CommandID: cmdID, Args: args})
 	return control.Envelope{ProtocolVersion: 1, Kind: control.KindRequest, MessageID: msgID, Operation: control.OpMissionCreate, Payload: p}
 }

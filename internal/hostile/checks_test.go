@@ -200,8 +200,8 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 	}
 	killed := map[int]bool{}
 	for _, r := range runs {
-		if a.control && r.code != 2 {
-			w.t.Errorf("control: mission %d exited %d, want 2 (partial, its finish)", r.mission+1, r.code)
+		if a.control && r.code != 6 {
+			w.t.Errorf("control: mission %d exited %d, want 6 (partial, its finish)", r.mission+1, r.code)
 		}
 		if r.code == -1 {
 			killed[r.mission] = true

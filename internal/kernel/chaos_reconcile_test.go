@@ -51,6 +51,7 @@ func (c *chaosRun) firstQuestion(t *testing.T) store.Wait {
 func (c *chaosRun) nu(t *testing.T) int { return countLines(t, filepath.Join(c.dir, "nu.log"), "") }
 
 func TestReconcileRerunThenCrashAsksAgain(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		for _, tc := range []struct {
 			name     string
@@ -132,6 +133,7 @@ func TestReconcileRerunThenCrashAsksAgain(t *testing.T) {
 }
 
 func TestReconcileKillWhileQuestionPending(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		c := newChaosRun(t, storetest.New(t, db.Driver))
 		w := c.firstQuestion(t)

@@ -346,6 +346,7 @@ func (c *chaosRun) result(t *testing.T) store.Run {
 }
 
 func TestChaosKillAtEveryStepBoundary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("chaos spawns ~50 processes per driver")
 	}
@@ -425,6 +426,7 @@ func TestChaosKillAtEveryStepBoundary(t *testing.T) {
 }
 
 func TestChaosReconcileAnswers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		for _, tc := range []struct {
 			name     string
@@ -467,6 +469,7 @@ func TestChaosReconcileAnswers(t *testing.T) {
 }
 
 func TestTwoWorkerProcessesNeverShareAStep(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		dir := t.TempDir()
@@ -514,6 +517,7 @@ func TestTwoWorkerProcessesNeverShareAStep(t *testing.T) {
 }
 
 func TestGracefulShutdownHandsOverAtOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		dir := t.TempDir()

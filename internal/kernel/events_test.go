@@ -15,6 +15,7 @@ import (
 // mission runs in another kernel (as another process would), and from a
 // cursor in the middle afterwards: ids strictly increase and none is missed.
 func TestListenEventsDeliversEveryEventInOrder(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		c := newCounter()
@@ -79,6 +80,7 @@ func TestListenEventsDeliversEveryEventInOrder(t *testing.T) {
 // TestCancelCascadesToChildRuns: cancelling a mission cancels its child
 // runs too, and a child of an unknown run is refused.
 func TestCancelCascadesToChildRuns(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		mid, root := b.mission("nobody-claims-this", nil, kernel.Budget{})

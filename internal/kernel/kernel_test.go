@@ -15,6 +15,7 @@ import (
 )
 
 func TestHappyPath(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		c := newCounter()
@@ -68,6 +69,7 @@ func TestHappyPath(t *testing.T) {
 // suspendOnce is a logic of steps around a question wait, so that the run is
 // replayed from the top once the wait is answered.
 func TestReplayReturnsRecordedResults(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		c := newCounter()
@@ -112,6 +114,7 @@ func TestReplayReturnsRecordedResults(t *testing.T) {
 }
 
 func TestRequestHashMismatchIsNonDeterminism(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		var calls atomic.Int32
@@ -141,6 +144,7 @@ func TestRequestHashMismatchIsNonDeterminism(t *testing.T) {
 }
 
 func TestLeaseExpiryFencesTheZombie(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		zopts := fastOpts(t.TempDir())
@@ -189,6 +193,7 @@ func TestLeaseExpiryFencesTheZombie(t *testing.T) {
 type errBox struct{ err error }
 
 func TestWaitExpiry(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		logic := func(rc kernel.RunContext) (kernel.Result, error) {
@@ -216,6 +221,7 @@ func TestWaitExpiry(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		entered := make(chan struct{}, 1)
@@ -282,6 +288,7 @@ func modelStep(rc kernel.RunContext, i int, usd float64) error {
 }
 
 func TestBudgetHardStop(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		logic := func(rc kernel.RunContext) (kernel.Result, error) {
@@ -309,6 +316,7 @@ func TestBudgetHardStop(t *testing.T) {
 }
 
 func TestDailyCap(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		if err := b.k.SetDailyCap(b.ctx, 0.03); err != nil {
@@ -339,6 +347,7 @@ func TestDailyCap(t *testing.T) {
 }
 
 func TestDurableWaitAndSleepSurviveRestart(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		c := newCounter()
@@ -396,6 +405,7 @@ func TestDurableWaitAndSleepSurviveRestart(t *testing.T) {
 }
 
 func TestOwnerMessagesAreReplayStable(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		logic := func(rc kernel.RunContext) (kernel.Result, error) {
@@ -436,6 +446,7 @@ func TestOwnerMessagesAreReplayStable(t *testing.T) {
 }
 
 func TestBadInputIsTypedAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		ctx := b.ctx
@@ -479,6 +490,7 @@ func TestBadInputIsTypedAndWritesNothing(t *testing.T) {
 }
 
 func TestArtifactsRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		sha, size, err := b.k.PutArtifact(b.ctx, strings.NewReader("hello artifact"), kernel.ArtifactMeta{Name: "out.txt", Mime: "text/plain", RunID: "r"})

@@ -21,6 +21,7 @@ import (
 // and executed exactly once (commits are retried, not re-executed). The
 // cluster is the test's own, so the restart disturbs no other test.
 func TestPostgresRestartLosesAndDuplicatesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.PostgresURL(t) // skips, or fails under AOS_TEST_REQUIRE_POSTGRES, like every PostgreSQL test
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "pgcluster.sh")

@@ -10,6 +10,7 @@ import (
 // TestSplitText: pieces join to the input, each encodes as a JSON string
 // within the budget, and no piece cuts a rune.
 func TestSplitText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		s      string

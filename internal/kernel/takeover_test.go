@@ -47,6 +47,7 @@ func leaseOf(t *testing.T, b *bundle, rid string) store.Run {
 }
 
 func TestLeaseOfAKilledProcessIsTakenOverAtOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b, c, rid := holding(t, db)
 		held := leaseOf(t, b, rid)
@@ -80,6 +81,7 @@ func TestLeaseOfAKilledProcessIsTakenOverAtOnce(t *testing.T) {
 }
 
 func TestLeaseOfALiveProcessIsNotTakenOver(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b, _, rid := holding(t, db)
 		held := leaseOf(t, b, rid)

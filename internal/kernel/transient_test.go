@@ -128,6 +128,7 @@ func isKind(k string) func(kernel.TransientEvent) bool {
 // another process) exactly once and in order, and A's own subscriber gets
 // each once, not again through the cross-process path.
 func TestTransientEventsCrossProcesses(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		x := newCross(t, db)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -184,6 +185,7 @@ func TestTransientEventsCrossProcesses(t *testing.T) {
 // microseconds each, the run goes on, and what could not be delivered is
 // counted. A fresh subscriber then still receives.
 func TestStalledSubscriberDoesNotBlockTheEmitter(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		x := newCross(t, db)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -239,6 +241,7 @@ func TestStalledSubscriberDoesNotBlockTheEmitter(t *testing.T) {
 // to the original; one beyond the part limit arrives cut, counted; an
 // oversize event without text is dropped, counted.
 func TestOversizeTransientEventsAreSplitOrCounted(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		x := newCross(t, db)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -4,22 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/aos-run/aos/internal/wire"
 
 	"github.com/aos-run/aos/internal/store"
 )
 
-// Event is a timeline event as presented. Transient events (model.delta)
-// carry ID -1.
-type Event struct {
-	ID        int64           `json:"id"`
-	MissionID string          `json:"missionId"`
-	RunID     string          `json:"runId"`
-	Seq       *int            `json:"seq"`
-	Kind      string          `json:"kind"`
-	Payload   json.RawMessage `json:"payload"`
-	Trust     string          `json:"trust,omitempty"`
-	CreatedAt int64           `json:"createdAt"`
-}
+// Event is wire.Event, its JSON form on the API.
+type Event = wire.Event
 
 // eventView presents a persisted event, removing the provider's native
 // response from a model_call's step.completed result.

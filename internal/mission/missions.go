@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"github.com/aos-run/aos/internal/wire"
 	"strings"
 
 	"github.com/aos-run/aos/internal/engine"
@@ -30,71 +32,14 @@ const (
 	DefaultMaxTurns  = 100
 )
 
-// CreateRequest asks for a new mission. Omitted model, effort, network and
-// budgets take the defaults from the project's configuration files, then
-// from settings (see applyHostConfig).
-type CreateRequest struct {
-	Title      string   `json:"title,omitempty"`
-	Objective  string   `json:"objective"`
-	Criteria   []string `json:"criteria,omitempty"`
-	Boundaries string   `json:"boundaries,omitempty"`
-	ProjectID  string   `json:"projectId,omitempty"`
-	// Workspace is a directory inside the workspace root, absolute or
-	// relative to the root. It defaults to the directory of ProjectID,
-	// which must name a registered project when set.
-	Workspace          string   `json:"workspace,omitempty"`
-	Model              string   `json:"model,omitempty"`
-	Effort             string   `json:"effort,omitempty"`
-	Network            string   `json:"network,omitempty"`
-	BudgetUSD          *float64 `json:"budgetUsd,omitempty"`
-	MaxTurns           *int     `json:"maxTurns,omitempty"`
-	MaxWallSec         *int64   `json:"maxWallSec,omitempty"`
-	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
-	// Engine is builtin (the default) or an external engine,
-	// command:/abs/path (docs/ENGINES.md).
-	Engine string `json:"engine,omitempty"`
-	// Verify are verification commands (argv) aos re-runs for an external
-	// engine's work, if the verification allowlist allows them.
-	Verify [][]string `json:"verify,omitempty"`
-	// IncludeUncommitted starts the mission from the project's uncommitted
-	// changes (tracked and untracked, .gitignore respected) as well as its
-	// HEAD: they are snapshotted into a commit without touching the
-	// owner's index.
-	IncludeUncommitted bool `json:"includeUncommitted,omitempty"`
-}
+// CreateRequest is wire.CreateRequest, its JSON form on the API.
+type CreateRequest = wire.CreateRequest
 
-// GitResult says where a mission's work is: every mission works in its own
-// worktree on Branch, from Base; the owner's checkout is never touched.
-type GitResult struct {
-	Branch string `json:"branch"`
-	Base   string `json:"base"`
-	// Snapshot is the commit of the owner's uncommitted changes the
-	// mission started from (includeUncommitted), when there were any.
-	Snapshot string `json:"snapshot,omitempty"`
-	// Log, Diff and Merge are the git commands that show and take the
-	// result, to run in the project.
-	Log   string `json:"log"`
-	Diff  string `json:"diff"`
-	Merge string `json:"merge"`
-}
+// GitResult is wire.GitResult, its JSON form on the API.
+type GitResult = wire.GitResult
 
-// Mission is a mission as presented.
-type Mission struct {
-	ID        string          `json:"id"`
-	ProjectID string          `json:"projectId"`
-	Title     string          `json:"title"`
-	Status    string          `json:"status"`
-	RootRunID string          `json:"rootRunId"`
-	SpentUSD  float64         `json:"spentUsd"`
-	Model     string          `json:"model,omitempty"`
-	Effort    string          `json:"effort,omitempty"`
-	Spec      json.RawMessage `json:"spec"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Git       *GitResult      `json:"git,omitempty"`
-	CreatedAt int64           `json:"createdAt"`
-	UpdatedAt int64           `json:"updatedAt"`
-	EndedAt   int64           `json:"endedAt,omitempty"`
-}
+// Mission is wire.Mission, its JSON form on the API.
+type Mission = wire.Mission
 
 func missionView(m store.Mission) Mission {
 	var in engine.Input
@@ -126,18 +71,7 @@ func gitResult(m store.Mission, in engine.Input) *GitResult {
 // spend has reached the daily cap or the model cannot run a mission
 // (checkModel), and creates the mission, queued.
 func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequest) (Mission, error) {
-	if req.ProjectID != "" {
-		// The project must exist; without a workspace the mission works in
-		// its directory.
-		dir, err := s.projectDir(ctx, req.ProjectID)
-		if err != nil {
-			return Mission{}, err
-		}
-		if req.Workspace == "" {
-			req.Workspace = dir
-		}
-	}
-	ws, err := s.confine(req.Workspace)
+	ws, err := s.workspace(ctx, &req)
 	if err != nil {
 		return Mission{}, err
 	}
@@ -194,11 +128,15 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if title == "" {
 		title = firstLine(in.Objective, 80)
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: engine.LogicName, Input: in, Budget: b})
+	logic := engine.LogicName
+	if req.Local {
+		logic = engine.LocalLogicName
+	}
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}
-	s.audit(ctx, actor, "mission.create", mid, map[string]any{"model": in.Model, "budgetUsd": b.USD})
+	s.audit(ctx, actor, "mission.create", mid, map[string]any{"model": in.Model, "budgetUsd": b.USD, "local": req.Local})
 	return s.GetMission(ctx, mid)
 }
 
@@ -265,7 +203,7 @@ func (s *Service) checkDailyCap(ctx context.Context) error {
 		return translate("read today's spend", err)
 	}
 	if spent >= capUSD {
-		return &Error{Code: CodeDailyCap, Msg: "today's spend has reached the daily cap"}
+		return &Error{Code: CodeDailyCap, Msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
 	}
 	return nil
 }

@@ -3,29 +3,17 @@ package mission
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"sync"
 	"time"
 
 	"github.com/aos-run/aos/internal/provider"
 	"github.com/aos-run/aos/internal/provider/registry"
+	"github.com/aos-run/aos/internal/wire"
 )
 
-// Model is a model as the API shows it: the catalogue's data merged with
-// the provider's live list.
-type Model struct {
-	ID            string         `json:"id"`
-	Provider      string         `json:"provider"`
-	Tier          string         `json:"tier,omitempty"`
-	Label         string         `json:"label,omitempty"`
-	Price         provider.Price `json:"price"`
-	ContextWindow int64          `json:"contextWindow,omitempty"`
-	// Available is null when it is not known: no key for the provider, or
-	// its model list could not be read. aos never guesses it.
-	Available *bool  `json:"available"`
-	Note      string `json:"note,omitempty"`
-}
+// Model is wire.Model, its JSON form on the API.
+type Model = wire.Model
 
 // Cache lifetimes of the model list: a full answer for 10 minutes, one
 // that holds an error for 1 minute.
@@ -92,7 +80,7 @@ func (s *Service) providerModels(ctx context.Context, id provider.ID) ([]Model, 
 	}
 	out := make([]Model, 0, len(infos))
 	for _, m := range infos {
-		v := Model{ID: m.ID, Provider: string(m.Provider), Tier: string(m.Tier), Label: m.Label, Price: m.Price, ContextWindow: m.ContextWindow, Note: note}
+		v := Model{ID: m.ID, Provider: string(m.Provider), Tier: string(m.Tier), Label: m.Label, Price: wire.Price(m.Price), ContextWindow: m.ContextWindow, Note: note}
 		if err == nil {
 			avail := m.Available
 			v.Available = &avail
@@ -173,7 +161,7 @@ func (s *Service) localModels(ctx context.Context) ([]Model, string) {
 	for _, m := range infos {
 		avail := m.Available
 		out = append(out, Model{ID: provider.LocalPrefix + provider.LocalName(m.ID), Provider: string(provider.Compat), Tier: string(provider.TierLocal),
-			Label: m.Label, Price: m.Price, ContextWindow: m.ContextWindow, Available: &avail})
+			Label: m.Label, Price: wire.Price(m.Price), ContextWindow: m.ContextWindow, Available: &avail})
 	}
 	return out, ""
 }
@@ -203,64 +191,4 @@ func shortErr(err error) string {
 		msg = msg[:200] + "…"
 	}
 	return msg
-}
-
-// DefaultModelCheckTimeout bounds the model check at mission creation; a
-// local endpoint's probe may have to wait for the model to load.
-const DefaultModelCheckTimeout = 60 * time.Second
-
-// checkModel refuses a model that cannot run a mission: no provider
-// serves it, it cannot call tools, a scripted model would go to a real
-// provider, or the local endpoint is not configured or does not answer.
-// Adapters without a check pass.
-func (s *Service) checkModel(ctx context.Context, model string) error {
-	id, ok := registry.ProviderFor(model)
-	if !ok {
-		return invalid("no provider serves model %q: use a catalogue model (aos models), script:NAME or local:NAME", model)
-	}
-	var a provider.Adapter
-	var base string
-	var err error
-	if id == provider.Compat {
-		a, base, err = s.localAdapter(ctx, provider.RetryPolicy{MaxAttempts: 1}, false)
-	} else {
-		a, err = registry.New(id, provider.Config{Getenv: s.opts.Getenv})
-	}
-	if errors.Is(err, provider.ErrNoLocalEndpoint) {
-		return &Error{Code: CodeModelUnavailable, Msg: err.Error(), Err: err}
-	}
-	var me *Error
-	if errors.As(err, &me) {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("mission: check model %s: %w", model, err)
-	}
-	c, ok := a.(provider.ModelChecker)
-	if !ok {
-		return nil
-	}
-	cctx, cancel := context.WithTimeout(ctx, s.opts.ModelCheckTimeout)
-	defer cancel()
-	err = c.CheckModel(cctx, model)
-	var se *provider.ScriptedModelError
-	switch {
-	case err == nil:
-		return nil
-	case id == provider.Compat && cctx.Err() != nil && ctx.Err() == nil:
-		// The endpoint answers but the probe is slow: a local server may be
-		// loading a large model on first use. The mission is created and
-		// its first turn tells.
-		s.opts.Logger.Warn("local model check timed out; the mission is created unchecked", "model", model, "endpoint", redactURL(base))
-		return nil
-	case errors.Is(err, provider.ErrToolsUnsupported):
-		return &Error{Code: CodeInvalidInput, Msg: fmt.Sprintf("model %s cannot call tools, which every mission needs", model), Err: err}
-	case errors.Is(err, provider.ErrUnknownModel):
-		return &Error{Code: CodeInvalidInput, Msg: fmt.Sprintf("model %s is not known to its provider (aos models lists them)", model), Err: err}
-	case errors.As(err, &se):
-		return &Error{Code: CodeInvalidInput, Msg: se.Error(), Err: err}
-	case id == provider.Compat:
-		return &Error{Code: CodeModelUnavailable, Msg: fmt.Sprintf("model %s: the local endpoint %s did not answer: %s", model, redactURL(base), shortErr(err)), Err: err}
-	}
-	return &Error{Code: CodeModelUnavailable, Msg: fmt.Sprintf("model %s could not be checked: %s", model, shortErr(err)), Err: err}
 }

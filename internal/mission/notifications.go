@@ -3,6 +3,7 @@ package mission
 import (
 	"context"
 	"encoding/json"
+	"github.com/aos-run/aos/internal/wire"
 	"strings"
 
 	"github.com/aos-run/aos/internal/store"
@@ -15,19 +16,8 @@ const (
 	NotifyFinished = "mission_finished" // a mission's root run ended
 )
 
-// Notification is one item of the owner's inbox: something that needs them
-// or that finished. It is derived from a persisted event, whose id it
-// carries, so nothing extra is written when it happens.
-type Notification struct {
-	ID        int64  `json:"id"`
-	At        int64  `json:"at"`
-	Kind      string `json:"kind"`
-	MissionID string `json:"missionId"`
-	RunID     string `json:"runId"`
-	Title     string `json:"title"`
-	Body      string `json:"body"`
-	Read      bool   `json:"read"`
-}
+// Notification is wire.Notification, its JSON form on the API.
+type Notification = wire.Notification
 
 // ListNotificationsRequest filters ListNotifications.
 type ListNotificationsRequest struct {
@@ -35,17 +25,11 @@ type ListNotificationsRequest struct {
 	Limit      int // 1..200, default 50
 }
 
-// MarkReadRequest is POST /notifications/read's body: exactly one of IDs
-// (notification ids) and All (true).
-type MarkReadRequest struct {
-	IDs []int64 `json:"ids,omitempty"`
-	All *bool   `json:"all,omitempty"`
-}
+// MarkReadRequest is wire.MarkReadRequest, its JSON form on the API.
+type MarkReadRequest = wire.MarkReadRequest
 
-// MarkReadResult says how many notifications were unread and are read now.
-type MarkReadResult struct {
-	Marked int `json:"marked"`
-}
+// MarkReadResult is wire.MarkReadResult, its JSON form on the API.
+type MarkReadResult = wire.MarkReadResult
 
 // Bounds of a notification's texts, in characters.
 const (

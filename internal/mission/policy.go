@@ -4,31 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/aos-run/aos/internal/wire"
 	"strings"
 
 	"github.com/aos-run/aos/internal/policy"
 	"github.com/aos-run/aos/internal/store"
 )
 
-// Rule is an owner policy rule as presented.
-type Rule struct {
-	ID            string `json:"id"`
-	ProjectID     string `json:"projectId,omitempty"`
-	Tool          string `json:"tool"`
-	CommandPrefix string `json:"commandPrefix,omitempty"`
-	Decision      string `json:"decision"`
-	Note          string `json:"note,omitempty"`
-	CreatedAt     int64  `json:"createdAt"`
-}
+// Rule is wire.Rule, its JSON form on the API.
+type Rule = wire.Rule
 
-// AddRuleRequest adds a rule; an empty ProjectID makes it global.
-type AddRuleRequest struct {
-	ProjectID     string `json:"projectId,omitempty"`
-	Tool          string `json:"tool"`
-	CommandPrefix string `json:"commandPrefix,omitempty"`
-	Decision      string `json:"decision"`
-	Note          string `json:"note,omitempty"`
-}
+// AddRuleRequest is wire.AddRuleRequest, its JSON form on the API.
+type AddRuleRequest = wire.AddRuleRequest
 
 // ListRules returns the global rules and, when projectID is set, that
 // project's, oldest first.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/aos-run/aos/internal/wire"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,32 +25,14 @@ const (
 	ProjectClone    = "clone"    // a clone of Origin
 )
 
-// CreateProjectRequest is POST /projects' body. Path is relative to the
-// workspace root (or absolute inside it).
-type CreateProjectRequest struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
-	Mode string `json:"mode"`
-	URL  string `json:"url,omitempty"`
-}
+// CreateProjectRequest is wire.CreateProjectRequest, its JSON form on the API.
+type CreateProjectRequest = wire.CreateProjectRequest
 
-// UpdateProjectRequest is PATCH /projects/{id}'s body.
-type UpdateProjectRequest struct {
-	Name string `json:"name"`
-}
+// UpdateProjectRequest is wire.UpdateProjectRequest, its JSON form on the API.
+type UpdateProjectRequest = wire.UpdateProjectRequest
 
-// Project is a project as presented: Path relative to the workspace root,
-// Dir absolute.
-type Project struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Path      string `json:"path"`
-	Dir       string `json:"dir"`
-	Mode      string `json:"mode"`
-	Origin    string `json:"origin"`
-	CreatedAt int64  `json:"createdAt"`
-	UpdatedAt int64  `json:"updatedAt"`
-}
+// Project is wire.Project, its JSON form on the API.
+type Project = wire.Project
 
 func (s *Service) projectView(p store.Project) Project {
 	return Project{ID: p.ID, Name: p.Name, Path: p.Path, Dir: filepath.Join(s.rootDir(), filepath.FromSlash(p.Path)), Mode: p.Mode,

@@ -4,31 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/aos-run/aos/internal/wire"
 	"unicode/utf8"
 
-	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
 )
 
-// Run is a run as presented.
-type Run struct {
-	ID              string          `json:"id"`
-	MissionID       string          `json:"missionId"`
-	ParentRunID     string          `json:"parentRunId,omitempty"`
-	Logic           string          `json:"logic"`
-	Status          string          `json:"status"`
-	CancelRequested bool            `json:"cancelRequested"`
-	Budget          kernel.Budget   `json:"budget"`
-	Usage           json.RawMessage `json:"usage"`
-	SpentUSD        float64         `json:"spentUsd"`
-	Turns           int             `json:"turns"`
-	Result          json.RawMessage `json:"result,omitempty"`
-	Error           string          `json:"error,omitempty"`
-	CreatedAt       int64           `json:"createdAt"`
-	UpdatedAt       int64           `json:"updatedAt"`
-	StartedAt       int64           `json:"startedAt,omitempty"`
-	EndedAt         int64           `json:"endedAt,omitempty"`
-}
+// Run is wire.Run, its JSON form on the API.
+type Run = wire.Run
 
 func runView(r store.Run) Run {
 	usage := r.Usage
@@ -36,7 +19,7 @@ func runView(r store.Run) Run {
 		usage = json.RawMessage("{}")
 	}
 	return Run{ID: r.ID, MissionID: r.MissionID, ParentRunID: r.ParentRunID, Logic: r.Logic, Status: r.Status, CancelRequested: r.CancelRequested,
-		Budget: kernel.Budget{USD: r.BudgetUSD, Turns: r.BudgetTurns, WallSec: r.BudgetWallSec}, Usage: usage, SpentUSD: r.SpentUSD, Turns: r.Turns,
+		Budget: wire.Budget{USD: r.BudgetUSD, Turns: r.BudgetTurns, WallSec: r.BudgetWallSec}, Usage: usage, SpentUSD: r.SpentUSD, Turns: r.Turns,
 		Result: r.Result, Error: r.Error, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, EndedAt: r.EndedAt}
 }
 

@@ -44,6 +44,11 @@ type Options struct {
 	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 	// CloneTimeout bounds a project clone; 10 minutes by default.
 	CloneTimeout time.Duration
+	// Adapter builds the adapter of a model, for the model check at
+	// mission creation; nil uses the provider registry's, configured from
+	// Getenv (a local model's from its endpoint settings). aos demo passes
+	// its scripted model server's.
+	Adapter AdapterFunc
 	// ModelCheckTimeout bounds the model check at mission creation
 	// (DefaultModelCheckTimeout by default). A local endpoint that accepts
 	// the probe but does not answer in time is given the benefit of the

@@ -3,39 +3,19 @@ package mission
 import (
 	"context"
 	"encoding/json"
+	"github.com/aos-run/aos/internal/wire"
 	"sort"
 	"time"
 )
 
-// SpendDay is one UTC day's spend.
-type SpendDay struct {
-	Day string  `json:"day"`
-	USD float64 `json:"usd"`
-}
+// SpendDay is wire.SpendDay, its JSON form on the API.
+type SpendDay = wire.SpendDay
 
-// ModelSpend is one model's spend over the summary's days.
-type ModelSpend struct {
-	Model string  `json:"model"`
-	USD   float64 `json:"usd"`
-	Calls int     `json:"calls"`
-}
+// ModelSpend is wire.ModelSpend, its JSON form on the API.
+type ModelSpend = wire.ModelSpend
 
-// Spend is today's spend against the daily cap, the last 7 UTC days and the
-// same 7 days by model.
-//
-// Days come from the spend_days table the kernel adds to when a step with a
-// cost commits. ByModel sums those same steps' costs, grouped by the model
-// named in each model_call request, over the same window: both are sums of
-// the same per-step costs, recorded in the same transaction, so they agree.
-// A costed step without a model in its request counts as "(unknown)".
-type Spend struct {
-	Today      string       `json:"today"`
-	TodayUSD   float64      `json:"todayUsd"`
-	CapUSD     float64      `json:"capUsd"` // 0: no cap
-	CapReached bool         `json:"capReached"`
-	Days       []SpendDay   `json:"days"` // oldest first, today last
-	ByModel    []ModelSpend `json:"byModel"`
-}
+// Spend is wire.Spend, its JSON form on the API.
+type Spend = wire.Spend
 
 // Spend summarises spend.
 func (s *Service) Spend(ctx context.Context) (Spend, error) {

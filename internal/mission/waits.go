@@ -2,7 +2,7 @@ package mission
 
 import (
 	"context"
-	"encoding/json"
+	"github.com/aos-run/aos/internal/wire"
 	"strings"
 	"unicode/utf8"
 
@@ -10,21 +10,8 @@ import (
 	"github.com/aos-run/aos/internal/store"
 )
 
-// Wait is a durable wait for the owner as presented.
-type Wait struct {
-	ID         string          `json:"id"`
-	RunID      string          `json:"runId"`
-	MissionID  string          `json:"missionId"`
-	StepSeq    int             `json:"stepSeq"`
-	Kind       string          `json:"kind"`
-	Payload    json.RawMessage `json:"payload"`
-	Status     string          `json:"status"`
-	Resolution json.RawMessage `json:"resolution,omitempty"`
-	Actor      string          `json:"actor,omitempty"`
-	ResolveBy  int64           `json:"resolveBy,omitempty"`
-	CreatedAt  int64           `json:"createdAt"`
-	ResolvedAt int64           `json:"resolvedAt,omitempty"`
-}
+// Wait is wire.Wait, its JSON form on the API.
+type Wait = wire.Wait
 
 func waitView(w store.Wait) Wait {
 	return Wait{ID: w.ID, RunID: w.RunID, MissionID: w.MissionID, StepSeq: w.StepSeq, Kind: w.Kind, Payload: w.Payload, Status: w.Status,
@@ -62,14 +49,8 @@ func (s *Service) ListWaits(ctx context.Context, r ListWaitsRequest) ([]Wait, er
 	return out, nil
 }
 
-// Resolution answers a wait: Approved (with Remember and Reason) for an
-// approval, Answer for a question.
-type Resolution struct {
-	Approved *bool  `json:"approved,omitempty"`
-	Remember bool   `json:"remember,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Answer   string `json:"answer,omitempty"`
-}
+// Resolution is wire.Resolution, its JSON form on the API.
+type Resolution = wire.Resolution
 
 // maxAnswer bounds an answer or a reason, in bytes.
 const maxAnswer = 8 << 10

@@ -25,6 +25,7 @@ func seedRun(t *testing.T, q store.Queries, id string, created int64) {
 }
 
 func TestClaimAndFence(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		seedRun(t, s, "b", 2)
@@ -66,6 +67,7 @@ func TestClaimAndFence(t *testing.T) {
 }
 
 func TestConcurrentClaimsTakeEachRunOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		const n = 40
@@ -110,6 +112,7 @@ func TestConcurrentClaimsTakeEachRunOnce(t *testing.T) {
 }
 
 func TestStepsWaitsEventsConflicts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		seedRun(t, s, "r", 1)
@@ -171,6 +174,7 @@ func TestStepsWaitsEventsConflicts(t *testing.T) {
 }
 
 func TestSpendSettingsRulesWorkers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		for _, usd := range []float64{0.25, 0.5} {
@@ -222,6 +226,7 @@ func TestSpendSettingsRulesWorkers(t *testing.T) {
 }
 
 func TestRetryStepAndWaitAttempts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		seedRun(t, s, "r", 1)
@@ -271,6 +276,7 @@ func TestRetryStepAndWaitAttempts(t *testing.T) {
 }
 
 func TestLeaseHolderAndTakeOver(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		seedRun(t, s, "a", 1)

@@ -16,6 +16,7 @@ import (
 // unix datagram bus on SQLite. Without it an idle worker on SQLite would
 // claim a mission created by the server only at its next poll.
 func TestDoorbellAcrossInstances(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()

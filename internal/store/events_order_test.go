@@ -18,6 +18,7 @@ import (
 // positions. On PostgreSQL, row ids alone would fail this: a slow
 // transaction commits a lower id after the reader has passed it.
 func TestEventCursorNeverSkipsAnEvent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		const writers, each = 6, 25

@@ -60,6 +60,7 @@ func readInOrder(t *testing.T, s store.Store, after int64, want int) (int64, int
 // freed pages), so the positions must be drawn in id order explicitly, or
 // a reader could see run.completed before the run's last event.
 func TestEventsKeepInsertOrder(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		s := db.Store
 		insertEvents(t, s, 0, 10000)

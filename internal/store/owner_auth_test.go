@@ -12,6 +12,7 @@ import (
 )
 
 func TestOwnerAccount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		if _, err := s.GetOwner(ctx); !errors.Is(err, store.ErrNotFound) {
@@ -39,6 +40,7 @@ func TestOwnerAccount(t *testing.T) {
 }
 
 func TestSetupToken(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		if _, err := s.GetSetupToken(ctx); !errors.Is(err, store.ErrNotFound) {
@@ -76,6 +78,7 @@ func TestSetupToken(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		ss := store.Session{PublicID: "p1", Hash: "h1", Method: "password", CreatedAt: 10, LastSeenAt: 10}
@@ -110,6 +113,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestThrottle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		if _, err := s.GetThrottle(ctx, "ip:1"); !errors.Is(err, store.ErrNotFound) {
@@ -176,6 +180,7 @@ func TestThrottle(t *testing.T) {
 }
 
 func TestWebAuthnStorage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		c := store.WebAuthnCredential{ID: "c1", Name: "laptop", Credential: `{"id":"x"}`, CreatedAt: 1}
@@ -223,6 +228,7 @@ func TestWebAuthnStorage(t *testing.T) {
 // TestCeremonyCap: at most maxLive live ceremonies of a kind; expired ones
 // are deleted first and do not count, and another kind has its own cap.
 func TestCeremonyCap(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		ins := func(ch, kind string, exp, now int64) error {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestProjectQueries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		a := store.Project{ID: "a", Name: "A", Path: "src/a", Mode: "init", CreatedAt: 1, UpdatedAt: 1}
@@ -59,6 +60,7 @@ func TestProjectQueries(t *testing.T) {
 }
 
 func TestNotificationQueries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		seedRun(t, s, "root", 1)

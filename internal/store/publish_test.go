@@ -49,6 +49,7 @@ func receive(t *testing.T, ch <-chan []byte, n int, d time.Duration) [][]byte {
 // and of the same instance, every one in publish order; the largest
 // payload passes and a larger one is refused with ErrTooLarge.
 func TestPublishReachesSubscribersOfEveryInstance(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -92,6 +93,7 @@ func TestPublishReachesSubscribersOfEveryInstance(t *testing.T) {
 // is an error on both sides; a subscription's channel closes when its ctx
 // ends.
 func TestSubscribeRefusesUnknownChannelsAndEndsWithContext(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
