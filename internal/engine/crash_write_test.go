@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
@@ -46,26 +45,7 @@ func TestWriteReplayAfterKill(t *testing.T) {
 			t.Run("kill_after_"+kill, func(t *testing.T) {
 				e := newEnv(t, storetest.New(t, db.Driver), writeReplayScript)
 				rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
-				env := append(os.Environ(), "AOS_TEST_CHILD=engine", "AOS_TEST_DSN="+e.db.DSN, "AOS_TEST_DATA="+e.dir,
-					"AOS_TEST_RUN="+rid, "AOS_TEST_MODEL_URL="+e.srv.URL())
-				child := func(extra ...string) error {
-					cmd := exec.Command(os.Args[0], "-test.run=^$")
-					cmd.Env = append(env, extra...)
-					cmd.Stderr = os.Stderr
-					if err := cmd.Start(); err != nil {
-						t.Fatal(err)
-					}
-					done := make(chan error, 1)
-					go func() { done <- cmd.Wait() }()
-					select {
-					case err := <-done:
-						return err
-					case <-time.After(60 * time.Second):
-						_ = cmd.Process.Kill()
-						t.Fatal("child did not finish")
-						return nil
-					}
-				}
+				child := func(extra ...string) error { return e.runChild(t, rid, extra...) }
 				err := child("AOS_TEST_KILL_TOOL=" + kill)
 				var ee *exec.ExitError
 				if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {

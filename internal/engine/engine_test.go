@@ -285,3 +285,27 @@ func TestDemoMissionFixesTheBug(t *testing.T) {
 		}
 	})
 }
+
+// runChild runs this test binary as an engine worker child (see
+// child_test.go) on rid, with extra environment, and returns how it ended:
+// nil, or the error of a child that failed or was killed (a kill hook).
+func (e *env) runChild(t *testing.T, rid string, extra ...string) error {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "AOS_TEST_CHILD=engine", "AOS_TEST_DSN="+e.db.DSN, "AOS_TEST_DATA="+e.dir,
+		"AOS_TEST_RUN="+rid, "AOS_TEST_MODEL_URL="+e.srv.URL()), extra...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("child did not finish")
+		return nil
+	}
+}
