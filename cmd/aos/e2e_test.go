@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -66,24 +65,7 @@ type proc struct {
 // start runs bin with args in env, streaming its combined output.
 func start(t *testing.T, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-		close(p.lines)
-	}()
-	go func() { p.done <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return p
+	return startIn(t, "", bin, env, args...)
 }
 
 // expect reads lines until re matches one, and returns its submatches.

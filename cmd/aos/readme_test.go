@@ -257,8 +257,9 @@ func runBoundedIn(t *testing.T, dir string, env []string, limit time.Duration, n
 	return result{code, string(out)}
 }
 
-// startIn is start in a working directory: the README's commands run at
-// the clone's top level (the model server's --script is relative to it).
+// startIn runs bin with args in env and in dir ("" for this process's
+// own), streaming its combined output. The README's commands run at the
+// clone's top level (the model server's --script is relative to it).
 func startIn(t *testing.T, dir, bin string, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
