@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // RepoPath is where a project's repo-global file lives, relative to its
@@ -63,7 +65,7 @@ func Load(root, userPath string) (*Snapshot, error) {
 	}
 	s := &Snapshot{root: filepath.Clean(root)}
 	repoFile := filepath.Join(s.root, RepoPath)
-	data, sum, err := readOptional(repoFile)
+	data, sum, err := readOptional(repoFile, false)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func Load(root, userPath string) (*Snapshot, error) {
 			return nil, err
 		}
 	}
-	data, sum, err = readOptional(userPath)
+	data, sum, err = readOptional(userPath, true)
 	if err != nil {
 		return nil, err
 	}
@@ -92,24 +94,41 @@ func Load(root, userPath string) (*Snapshot, error) {
 	return s, nil
 }
 
-// readOptional reads a regular file; an absent one is (nil, "", nil).
-func readOptional(path string) ([]byte, string, error) {
-	fi, err := os.Stat(path)
+// readOptional reads a regular file; an absent one is (nil, "", nil). The
+// file is opened once and checked on its descriptor, never stat-then-read.
+// The repository's file (follow false) is what a merged branch could have
+// made a symlink or a FIFO, so it is opened without following a final
+// symlink and without blocking; the owner's own file (follow true) may be a
+// dotfile manager's symlink.
+func readOptional(path string, follow bool) ([]byte, string, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if !follow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", nil
 	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, "", &Error{File: path, Msg: "is a symbolic link; aos reads only a regular file here"}
+	}
+	if err != nil {
+		return nil, "", &Error{File: path, Msg: "cannot open: " + err.Error()}
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, "", &Error{File: path, Msg: "cannot stat: " + err.Error()}
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, "", &Error{File: path, Msg: "not a regular file"}
 	}
-	if fi.Size() > MaxFileSize {
-		return nil, "", &Error{File: path, Msg: fmt.Sprintf("larger than %d bytes", MaxFileSize)}
-	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, "", &Error{File: path, Msg: "cannot read: " + err.Error()}
+	}
+	if len(data) > MaxFileSize {
+		return nil, "", &Error{File: path, Msg: fmt.Sprintf("larger than %d bytes", MaxFileSize)}
 	}
 	sum := sha256.Sum256(data)
 	return data, hex.EncodeToString(sum[:]), nil
