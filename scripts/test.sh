@@ -5,7 +5,9 @@
 # free loopback port and stops it at exit. Extra arguments go to `go test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
+# Go where the README says it is; runuser and ip-style tools in sbin, which a
+# user's PATH may lack (the control and sandbox tests use them).
+export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 if [ -z "${AOS_TEST_POSTGRES_URL:-}" ]; then
   dir=$(mktemp -d /tmp/aos-pg.XXXXXX)
   chmod 755 "$dir"
