@@ -392,4 +392,3 @@ func (s *Service) launchCheck(ctx context.Context, agentID string) error {
 	}
 	return nil
 }
-

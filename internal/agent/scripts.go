@@ -127,4 +127,3 @@ func lastLines(s string) []string {
 	}
 	return lines
 }
-
