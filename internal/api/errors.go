@@ -77,6 +77,8 @@ type errorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Guidance says what to do next (agent service errors only).
+		Guidance string `json:"guidance,omitempty"`
 	} `json:"error"`
 }
 
@@ -94,6 +96,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		if au.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64((au.RetryAfter+time.Second-1)/time.Second), 10))
 		}
+	case isAgentError(err):
+		status, body, _ = agentError(err)
 	case errors.As(err, &ae):
 		status, body.Error.Code, body.Error.Message = ae.status, ae.code, ae.msg
 	case errors.As(err, &me) && statusOf[me.Code] != 0:
@@ -110,3 +114,5 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	writeJSON(w, status, body)
 }
+
+func isAgentError(err error) bool { _, _, ok := agentError(err); return ok }
