@@ -280,6 +280,16 @@ func TestServerKilledMidPreparation(t *testing.T) {
 			if n := countLines(count); n != 1 {
 				t.Fatalf("setup ran %d times", n)
 			}
+			// The same key with other parameters: the seed's code, with
+			// guidance, and no operation.
+			var conflict struct {
+				Error struct{ Code, Message, Guidance string }
+			}
+			other := req
+			other.Workspace.Name = "other"
+			if st := m.call("POST", "/agents/prepare", other, &conflict); st != 409 || conflict.Error.Code != agent.CodeIdempotencyConflict || conflict.Error.Guidance == "" {
+				t.Fatalf("conflicting key: %d %+v", st, conflict)
+			}
 			// An unknown field is refused (strict schema), with the seed's
 			// error shape.
 			var bad map[string]any
