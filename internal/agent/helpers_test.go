@@ -30,22 +30,24 @@ turns:
 `
 
 type bundle struct {
-	t     *testing.T
-	db    storetest.DB
-	k     *kernel.Kernel
-	ms    *mission.Service
-	svc   *agent.Service
-	root  string // workspace root
-	data  string // agent data dir
-	pkgs  string // where fixture packages are written
-	env   map[string]string
-	model *script.Server
-	stop  context.CancelFunc
+	t      *testing.T
+	db     storetest.DB
+	k      *kernel.Kernel
+	ms     *mission.Service
+	svc    *agent.Service
+	root   string // workspace root
+	data   string // agent data dir
+	pkgs   string // where fixture packages are written
+	env    map[string]string
+	model  *script.Server
+	stop   context.CancelFunc
+	gitEnv []string
 }
 
 type setupOpts struct {
 	afterCreate func(string)
 	noModel     bool
+	gitEnv      []string
 }
 
 func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
@@ -67,6 +69,7 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 	if _, err := b.ms.PutSettings(context.Background(), "cli:test", mission.Settings{DefaultModel: &model}); err != nil {
 		t.Fatal(err)
 	}
+	b.gitEnv = opts.gitEnv
 	b.start(opts.afterCreate)
 	return b
 }
@@ -76,7 +79,7 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 func (b *bundle) start(afterCreate func(string)) {
 	b.t.Helper()
 	svc, err := agent.New(agent.Options{Store: b.db.Store, Missions: b.ms, WorkspaceRoot: b.root, DataDir: b.data,
-		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second})
+		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second})
 	if err != nil {
 		b.t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aos-run/aos/internal/gitx"
@@ -258,7 +259,7 @@ func (s *Service) AddPackage(ctx context.Context, source string) (Package, error
 		if err := gitx.CheckRemoteURL(source); err != nil {
 			return Package{}, &Error{Code: CodeCloneFailed, Message: err.Error(), Err: err}
 		}
-		res, err := gitx.Run(ctx, gitx.Cmd{Args: []string{"clone", "-q", "--depth", "1", "--", source, tree}})
+		res, err := gitx.Run(ctx, gitx.Cmd{Env: s.opts.GitEnv, Timeout: 5 * time.Minute, Args: []string{"clone", "-q", "--depth", "1", "--", source, tree}})
 		if err != nil || res.Code != 0 {
 			return Package{}, &Error{Code: CodeCloneFailed, Message: "git clone failed: " + firstLine(res.Combined), Err: err}
 		}

@@ -50,6 +50,10 @@ type Options struct {
 	// SetupTimeout and DoctorTimeout bound the scripts (10 and 2 minutes
 	// by default).
 	SetupTimeout, DoctorTimeout time.Duration
+	// GitEnv is added to the environment of the git clone of a community
+	// package (gitx accepts only a CA and identity variables); tests trust
+	// their server's certificate with GIT_SSL_CAINFO.
+	GitEnv []string
 	// AfterCreate, when set, is called after an agent's creation receipt
 	// is committed and before the operation records it. Tests use it to
 	// stop there; nil in production.
