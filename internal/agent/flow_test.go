@@ -63,8 +63,11 @@ func TestOwnerFlow(t *testing.T) {
 			t.Fatalf("store.inspect = %s, %v", js(insp), err)
 		}
 
+		start := time.Now()
 		op := b.mustPrepare("prepare-docs-001", "aos/docs-writer", agent.Workspace{Kind: agent.WorkspaceNew, Name: "handbook"})
+		accepted := time.Since(start)
 		done := b.settled(op.OperationID)
+		t.Logf("prepare answered in %s, ready after %s (install, doctor, workspace, create, launch check)", accepted, time.Since(start))
 		if done.State != agent.StateReady || done.AgentID == nil || done.Workspace == nil || done.Error != nil || len(done.Doctor) == 0 || !strings.Contains(done.Doctor[0], "git version") {
 			t.Fatalf("operation = %s", js(done))
 		}
