@@ -45,6 +45,15 @@ type Spec struct {
 	// a program the command runs that lives there (an external engine's
 	// binary) or the probe's root. Protected paths stay hidden.
 	Expose []string
+	// Hide are more directories shown empty and read-only, as the owner's
+	// HOME is (other projects and missions' worktrees, for an external
+	// engine); the writable roots and Expose paths inside them are
+	// mounted back. Protected paths stay hidden.
+	Hide []string
+	// PrivateTmp gives the command an empty, writable tmpfs of its own on
+	// /tmp (for a tool that hard-codes /tmp rather than TMPDIR); the
+	// writable roots and Expose paths under /tmp are mounted back on it.
+	PrivateTmp bool
 }
 
 // Outcome is how a command ended.
