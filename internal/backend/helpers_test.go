@@ -193,3 +193,23 @@ func runChild(role string) int {
 	}
 	return 2
 }
+
+// engineBinary is the real CLI a test runs: the variable (AOS_TEST_CLAUDE,
+// AOS_TEST_CODEX, AOS_TEST_OPENCLAW) set by scripts/engines-install.sh, or
+// bin on PATH. Without one the test skips, or fails when CI requires the
+// engines (AOS_TEST_REQUIRE_ENGINES=1).
+func engineBinary(t *testing.T, variable, bin string) string {
+	t.Helper()
+	if p := os.Getenv(variable); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(bin); err == nil {
+		return p
+	}
+	msg := bin + " is not installed (scripts/engines-install.sh sets " + variable + ")"
+	if os.Getenv("AOS_TEST_REQUIRE_ENGINES") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
