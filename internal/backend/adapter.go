@@ -23,6 +23,9 @@ type adapter struct {
 	prepare func(l *launch, path, model string) error
 	// event maps one stdout line to a live timeline event.
 	event func(line []byte) (map[string]any, bool)
+	// final, when set, maps the whole stdout to timeline events once the
+	// tool has exited (a tool that prints one envelope at the end).
+	final func(out []byte) []map[string]any
 }
 
 var adapters = map[string]adapter{
@@ -35,6 +38,23 @@ var adapters = map[string]adapter{
 		}, event: claudeEvent},
 	"codex": {bin: "codex", pathEnv: "AOS_CODEX_PATH", versionRe: codexVersions, supported: CodexSupported,
 		prepare: prepareCodex, event: codexEvent},
+	"openclaw": {bin: "openclaw", pathEnv: "AOS_OPENCLAW_PATH", versionRe: openclawVersions, supported: OpenClawSupported,
+		prepare: prepareOpenClaw, event: func([]byte) (map[string]any, bool) { return nil, false }, final: openclawEvents},
+}
+
+// UnsupportedVersionError: an installed tool's version is not one its
+// adapter supports.
+type UnsupportedVersionError struct {
+	Engine, Path string
+	// Found is what `TOOL --version` printed (its last line, clipped).
+	Found string
+	// Supported names the versions the adapter supports.
+	Supported string
+}
+
+// Error names the engine, the version found and the versions supported.
+func (e *UnsupportedVersionError) Error() string {
+	return fmt.Sprintf("engine %s: version %q (%s) is not supported; supported: %s", e.Engine, e.Found, e.Path, e.Supported)
 }
 
 // toolPath finds an adapter's executable: its path variable, else PATH.
@@ -73,7 +93,26 @@ func (a adapter) toolVersion(ctx context.Context, path string) (string, error) {
 		v = strings.TrimSpace(v[i+1:])
 	}
 	if !a.versionRe.MatchString(v) {
-		return v, fmt.Errorf("engine %s: version %q is not supported (supported: %s)", a.bin, clip(v, 80), a.supported)
+		return v, &UnsupportedVersionError{Engine: a.bin, Path: path, Found: clip(v, 80), Supported: a.supported}
 	}
 	return v, nil
+}
+
+// ToolStatus says whether an adapter's tool (codex, claude, openclaw) is
+// installed and supported: "installed: VERSION (PATH)", or an error that
+// names what was found and the versions supported.
+func ToolStatus(ctx context.Context, name string, getenv func(string) string) (string, error) {
+	a, ok := adapters[name]
+	if !ok {
+		return "", fmt.Errorf("engine %s has no adapter in this build", name)
+	}
+	p, err := a.toolPath(getenv)
+	if err != nil {
+		return "", err
+	}
+	v, err := a.toolVersion(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("installed: %s (%s)", v, p), nil
 }

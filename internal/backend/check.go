@@ -77,7 +77,7 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 	binary := spec.Path
 	switch spec.Kind {
 	case "command":
-	case "claude", "codex":
+	case "claude", "codex", "openclaw":
 		getenv := o.Getenv
 		if getenv == nil {
 			getenv = os.Getenv

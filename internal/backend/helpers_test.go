@@ -156,7 +156,13 @@ func (e *env) start() func() {
 
 func (e *env) wait(rid string, statuses ...string) (store.Run, backend.Outcome) {
 	e.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	return e.waitFor(90*time.Second, rid, statuses...)
+}
+
+// waitFor is wait with its own deadline (a slow real engine).
+func (e *env) waitFor(d time.Duration, rid string, statuses ...string) (store.Run, backend.Outcome) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
 	var r store.Run
 	for time.Now().Before(deadline) {
 		var err error

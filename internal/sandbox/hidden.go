@@ -136,11 +136,15 @@ func (p plan) visible(x string) bool {
 // it execs: RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_FSIZE and RLIMIT_NOFILE.
 func (s *Sandbox) wrapLimits(p *plan) error {
 	l := s.cfg.Limits
+	data := l.MaxMemory
+	if p.maxData > 0 {
+		data = p.maxData
+	}
 	var args []string
 	for _, r := range []struct {
 		flag string
 		v    int64
-	}{{"--nproc", l.MaxProcs}, {"--data", l.MaxMemory}, {"--fsize", l.MaxFileSize}, {"--nofile", l.MaxOpenFiles}} {
+	}{{"--nproc", l.MaxProcs}, {"--data", data}, {"--fsize", l.MaxFileSize}, {"--nofile", l.MaxOpenFiles}} {
 		if r.v > 0 {
 			args = append(args, r.flag+"="+strconv.FormatInt(r.v, 10))
 		}

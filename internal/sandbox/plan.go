@@ -21,6 +21,7 @@ type plan struct {
 	expose               []string // Spec.Expose
 	hide                 []string // Spec.Hide
 	privateTmp           bool     // Spec.PrivateTmp: a writable tmpfs on /tmp
+	maxData              int64    // Spec.MaxData: RLIMIT_DATA instead of Limits.MaxMemory
 	blockFD              int      // bwrap waits on it before the command (network open); 0 = none
 	network              Network
 	devDir               string // private device nodes; "" means --dev /dev
@@ -42,7 +43,7 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, hide: spec.Hide, privateTmp: spec.PrivateTmp, extraFiles: spec.ExtraFiles}
+	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, hide: spec.Hide, privateTmp: spec.PrivateTmp, maxData: spec.MaxData, extraFiles: spec.ExtraFiles}
 	if p.network == "" {
 		p.network = NetworkNone
 	}

@@ -54,6 +54,12 @@ type Spec struct {
 	// /tmp (for a tool that hard-codes /tmp rather than TMPDIR); the
 	// writable roots and Expose paths under /tmp are mounted back on it.
 	PrivateTmp bool
+	// MaxData, when positive, is each process's RLIMIT_DATA instead of
+	// Limits.MaxMemory, for a runtime that reserves far more address
+	// space than it uses (Node 24 reserves about 0.5 GiB per worker
+	// thread). The cgroup's memory limit, where cgroups are usable,
+	// still bounds the whole command at Limits.MaxMemory.
+	MaxData int64
 }
 
 // Outcome is how a command ended.
