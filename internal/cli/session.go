@@ -115,7 +115,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
 	logics[engine.LocalLogicName] = logics[engine.LogicName] // aos run's own missions
-	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, sb, nil))
+	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, s.cfg.WorkspaceRoot, sb, nil))
 	logics[backend.LocalLogicName] = logics[backend.LogicName] // aos run --engine
 
 	wctx, stopWorker := context.WithCancel(context.Background())
