@@ -37,15 +37,16 @@ func TestSpecHide(t *testing.T) {
 	sb := newSandbox(t, sandbox.Config{})
 	cmd := fmt.Sprintf("cat %q; echo ls=$(ls -A %q); cat main.go %q; echo new > new && echo wrote; echo x > %q/x || echo refused", filepath.Join(other, "secret.txt"), projects, tool, projects)
 	for _, c := range []struct {
-		name string
-		hide []string
-		want []string
-		not  []string
+		name         string
+		hide, expose []string
+		want, not    []string
 	}{
-		{"hidden", []string{projects}, []string{"ls=mine tools\n", "WORKSPACE-OK", "EXPOSED-OK", "wrote", "refused"}, []string{"OTHER-PROJECT-CANARY"}},
-		{"not hidden", nil, []string{"OTHER-PROJECT-CANARY", "ls=mine other tools\n"}, nil},
+		{"hidden", []string{projects}, []string{tool}, []string{"ls=mine tools\n", "WORKSPACE-OK", "EXPOSED-OK", "wrote", "refused"}, []string{"OTHER-PROJECT-CANARY"}},
+		// The control shows projects (exposed, in case the temp dir lies
+		// in a dir the sandbox hides anyway, such as HOME).
+		{"not hidden", nil, []string{projects}, []string{"OTHER-PROJECT-CANARY", "ls=mine other tools\n"}, nil},
 	} {
-		out, err := sb.Run(t.Context(), sandbox.Spec{Command: cmd, Workspace: ws, TmpDir: runs.TmpDir, Home: runs.Home, Hide: c.hide, Expose: []string{tool}})
+		out, err := sb.Run(t.Context(), sandbox.Spec{Command: cmd, Workspace: ws, TmpDir: runs.TmpDir, Home: runs.Home, Hide: c.hide, Expose: c.expose})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
