@@ -11,7 +11,7 @@ import (
 )
 
 // The external-engine path through the real binary: an engine is refused
-// until `aos engine check` passed it; then `aos run --engine command:…`
+// (exit 2) until `aos engine check` passed it; then `aos run --engine command:…`
 // runs it in its own worktree, verifies and commits on aos/<id8> while the
 // owner's checkout stays on main, untouched; an engine that keeps calling
 // the model through the proxy is stopped at its turn budget (exit 7).
@@ -46,7 +46,7 @@ func TestRunExternalEngine(t *testing.T) {
 	engine := "command:" + eng
 	args := []string{"run", "--project", repo, "--engine", engine, "--verify", "/bin/sh check.sh", "--verify-allow", "/bin/sh check.sh"}
 
-	if r := run(t, bin, env, append(args, "say hello mode:edit")...); r.code != 1 || !strings.Contains(r.out, "aos engine check") {
+	if r := run(t, bin, env, append(args, "say hello mode:edit")...); r.code != 2 || !strings.Contains(r.out, "aos engine check") {
 		t.Fatalf("an unchecked engine ran (exit %d):\n%s", r.code, r.out)
 	}
 	if r := run(t, bin, env, "engine", "check", engine); r.code != 0 || !strings.Contains(r.out, "passed") {
