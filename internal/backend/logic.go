@@ -357,7 +357,7 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
 	}
 	if a, ok := adapters[m.eng.Kind]; ok {
-		if err := a.prepare(&ln, m.setup.Argv[0], m.in.Model); err != nil {
+		if err := a.launch(&ln, m.setup.Argv[0], m.in.Model); err != nil {
 			return kernel.Outcome{}, err
 		}
 		ln.OnLine = func(line []byte) {
