@@ -131,10 +131,43 @@ func engineLine(kind string, m map[string]json.RawMessage) string {
 		return fmt.Sprintf("  ✓? %s — %s", oneLine(termtext.Line(strings.Join(v.Argv, " ")), 120), termtext.Line(what))
 	case "verify.refused":
 		return "  ✗ refused: " + oneLine(termtext.Line(str(m, "reason")), 300)
+	case "engine.event":
+		// An engine's own event, live (docs/ENGINES.md): its tool calls,
+		// file changes and text.
+		eng := termtext.Line(str(m, "engine"))
+		switch str(m, "type") {
+		case "tool_call":
+			line := fmt.Sprintf("  → %s %s %s", eng, termtext.Line(str(m, "tool")), oneLine(termtext.Line(str(m, "input")), 160))
+			var code *int
+			if json.Unmarshal(m["exitCode"], &code) == nil && code != nil {
+				line += fmt.Sprintf(" (exit %d)", *code)
+			}
+			return line
+		case "file_change":
+			var changes []string
+			_ = json.Unmarshal(m["changes"], &changes)
+			return fmt.Sprintf("  ✎ %s %s", eng, oneLine(termtext.Line(strings.Join(changes, ", ")), 200))
+		case "tool_summary":
+			var tools []string
+			_ = json.Unmarshal(m["tools"], &tools)
+			return fmt.Sprintf("  ⚙ %s made %s: %s", eng, plural(int(num(m, "calls")), "tool call", "tool calls"), oneLine(termtext.Line(strings.Join(tools, ", ")), 200))
+		case "text":
+			return fmt.Sprintf("  %s: %s", eng, oneLine(termtext.Line(str(m, "text")), 200))
+		}
+		return ""
+	case "engine.model_call":
+		return fmt.Sprintf("  $ %s model call %d ($%.4f so far)", termtext.Line(str(m, "engine")), int(num(m, "calls")), num(m, "usd"))
 	case "changeset.recorded":
 		return fmt.Sprintf("  ▣ change set %.12s (commit %.12s)", termtext.Line(str(m, "sha256")), termtext.Line(str(m, "commit")))
 	}
 	return ""
+}
+
+// num is a number field of an event payload, 0 when absent.
+func num(m map[string]json.RawMessage, k string) float64 {
+	var f float64
+	_ = json.Unmarshal(m[k], &f)
+	return f
 }
 
 func mustJSON(m map[string]json.RawMessage) []byte {
