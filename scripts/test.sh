@@ -15,6 +15,20 @@ if [ -z "${AOS_TEST_POSTGRES_URL:-}" ]; then
   AOS_TEST_POSTGRES_URL=$(scripts/pgcluster.sh start "$dir")
   export AOS_TEST_POSTGRES_URL
 fi
+# The real coding-agent CLIs (Claude Code, Codex CLI, OpenClaw) at pinned
+# versions, for the engine tests (scripts/engines-install.sh; cached in
+# $AOS_ENGINES_DIR, default .cache/engines). AOS_SKIP_ENGINES=1 skips the
+# install and those tests; AOS_TEST_REQUIRE_ENGINES=1 (CI) makes a failed
+# install, or a skipped engine test, fail the run.
+if [ "${AOS_SKIP_ENGINES:-}" != 1 ]; then
+  if scripts/engines-install.sh; then
+    . "${AOS_ENGINES_DIR:-.cache/engines}/env.sh"
+  elif [ "${AOS_TEST_REQUIRE_ENGINES:-}" = 1 ]; then
+    echo "test.sh: installing the engines failed" >&2; exit 1
+  else
+    echo "test.sh: installing the engines failed; their tests are skipped" >&2
+  fi
+fi
 # Race detector on the kernel, store, engine and server packages; the rest
 # without it (the sandbox, tool and provider suites have their own -race runs
 # in development and spawn many processes).

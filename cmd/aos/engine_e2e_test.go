@@ -11,10 +11,11 @@ import (
 )
 
 // The external-engine path through the real binary: an engine is refused
-// until `aos engine check` passed it; then `aos run --engine command:…`
+// (exit 2) until `aos engine check` passed it; then `aos run --engine command:…`
 // runs it in its own worktree, verifies and commits on aos/<id8> while the
 // owner's checkout stays on main, untouched; an engine that keeps calling
-// the model through the proxy is stopped at its turn budget (exit 7).
+// the model through the proxy is stopped at its turn budget (exit 7); the
+// project's defaults.engine runs a mission that names no engine.
 func TestRunExternalEngine(t *testing.T) {
 	bin := buildAOS(t)
 	eng := filepath.Join(t.TempDir(), "testengine")
@@ -46,7 +47,7 @@ func TestRunExternalEngine(t *testing.T) {
 	engine := "command:" + eng
 	args := []string{"run", "--project", repo, "--engine", engine, "--verify", "/bin/sh check.sh", "--verify-allow", "/bin/sh check.sh"}
 
-	if r := run(t, bin, env, append(args, "say hello mode:edit")...); r.code != 1 || !strings.Contains(r.out, "aos engine check") {
+	if r := run(t, bin, env, append(args, "say hello mode:edit")...); r.code != 2 || !strings.Contains(r.out, "aos engine check") {
 		t.Fatalf("an unchecked engine ran (exit %d):\n%s", r.code, r.out)
 	}
 	if r := run(t, bin, env, "engine", "check", engine); r.code != 0 || !strings.Contains(r.out, "passed") {
@@ -74,6 +75,23 @@ func TestRunExternalEngine(t *testing.T) {
 	}
 	if git("rev-parse", "HEAD") != base || git("symbolic-ref", "--short", "HEAD") != "main" || git("status", "--porcelain") != "" {
 		t.Fatal("the owner's checkout changed")
+	}
+
+	// The project's default engine (defaults.engine in .aos/config.yaml)
+	// runs a mission that names none.
+	cfg := filepath.Join(repo, ".aos", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("version: 1\ndefaults:\n  engine: "+engine+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, bin, env, "run", "--project", repo, "--verify", "/bin/sh check.sh", "--verify-allow", "/bin/sh check.sh", "again mode:edit")
+	if r.code != 0 || !strings.Contains(r.out, "▶ engine "+engine) {
+		t.Fatalf("the project's default engine did not run (exit %d):\n%s", r.code, r.out)
+	}
+	if err := os.RemoveAll(filepath.Dir(cfg)); err != nil {
+		t.Fatal(err)
 	}
 
 	r = run(t, bin, env, append(args, "--model", "script:spend", "--max-turns", "3", "burn mode:spend")...)

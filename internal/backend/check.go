@@ -77,7 +77,7 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 	binary := spec.Path
 	switch spec.Kind {
 	case "command":
-	case "claude", "codex":
+	case "claude", "codex", "openclaw":
 		getenv := o.Getenv
 		if getenv == nil {
 			getenv = os.Getenv
@@ -156,7 +156,7 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 		}
 		defer px.close()
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
-		if err := a.prepare(&ln, binary, o.Model); err != nil {
+		if err := a.launch(&ln, binary, o.Model); err != nil {
 			return rec, err
 		}
 		defer func() { rec.Spend, _ = led.total() }()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -36,13 +35,7 @@ scripts:
 // verifies and commits it; its two model calls are charged.
 func TestClaudeCodeEngine(t *testing.T) {
 	t.Parallel()
-	path := os.Getenv("AOS_TEST_CLAUDE")
-	if path == "" {
-		var err error
-		if path, err = exec.LookPath("claude"); err != nil {
-			t.Skip("Claude Code is not installed (set AOS_TEST_CLAUDE to its binary)")
-		}
-	}
+	path := engineBinary(t, "AOS_TEST_CLAUDE", "claude")
 	e := newEnv(t, storetest.New(t, "sqlite"))
 	srv := scripttest.Start(t, claudeScript)
 	keys := &keyRecorder{}
@@ -95,13 +88,7 @@ func TestClaudeCodeEngine(t *testing.T) {
 // requested file and nothing else while HEAD stays at the base.
 func TestClaudeCodeSelfTest(t *testing.T) {
 	t.Parallel()
-	path := os.Getenv("AOS_TEST_CLAUDE")
-	if path == "" {
-		var err error
-		if path, err = exec.LookPath("claude"); err != nil {
-			t.Skip("Claude Code is not installed (set AOS_TEST_CLAUDE to its binary)")
-		}
-	}
+	path := engineBinary(t, "AOS_TEST_CLAUDE", "claude")
 	srv := scripttest.Start(t, `
 scripts:
   - name: st

@@ -3,7 +3,6 @@ package backend_test
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -34,13 +33,7 @@ scripts:
 // commits the result.
 func TestCodexEngine(t *testing.T) {
 	t.Parallel()
-	path := os.Getenv("AOS_TEST_CODEX")
-	if path == "" {
-		var err error
-		if path, err = exec.LookPath("codex"); err != nil {
-			t.Skip("Codex CLI is not installed (set AOS_TEST_CODEX to its binary)")
-		}
-	}
+	path := engineBinary(t, "AOS_TEST_CODEX", "codex")
 	e := newEnv(t, storetest.New(t, "sqlite"))
 	srv := scripttest.Start(t, codexScript)
 	keys := &bearerRecorder{}

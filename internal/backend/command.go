@@ -45,6 +45,17 @@ type launch struct {
 	// OnLine, when set, sees each complete stdout line while the engine
 	// runs (live timeline events).
 	OnLine func(line []byte)
+	// OnOutput, when set, sees the whole stdout (at most MaxOut bytes)
+	// once the engine has exited.
+	OnOutput func(out []byte)
+	// PrivateTmp runs the engine with a private writable /tmp
+	// (sandbox.Spec.PrivateTmp), for a tool that hard-codes /tmp.
+	PrivateTmp bool
+	// MaxData raises the engine's RLIMIT_DATA (sandbox.Spec.MaxData).
+	MaxData int64
+	// Hide are directories the engine sees empty (sandbox.Spec.Hide);
+	// Expose are paths shown read-only inside them.
+	Hide, Expose []string
 }
 
 // EngineOutcome is how an engine execution ended, as journaled.
@@ -118,14 +129,15 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	}
 	// The engine's own program (and a wrapper's) may live where the
 	// sandbox hides by default (HOME, the temp dirs): show it, read-only.
-	var expose []string
+	expose := append([]string{}, l.Expose...)
 	for _, v := range [][]string{l.Argv, l.Wrap} {
 		if len(v) > 0 && filepath.IsAbs(v[0]) {
 			expose = append(expose, v[0])
 		}
 	}
 	out, err := sb.Run(ctx, sandbox.Spec{Argv: argv, Workspace: l.Workspace, TmpDir: l.Dirs.TmpDir, Home: l.Dirs.Home,
-		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles, Expose: expose})
+		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles, Expose: expose,
+		Hide: l.Hide, PrivateTmp: l.PrivateTmp, MaxData: l.MaxData})
 	stopTail()
 	if err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: run engine in the sandbox: %w", err)
@@ -147,6 +159,9 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	}
 	if l.Parse != nil {
 		raw, err := readCapped(outPath, l.MaxOut)
+		if err == nil && l.OnOutput != nil {
+			l.OnOutput(raw)
+		}
 		if err == nil {
 			if eo.Status, eo.Summary, err = l.Parse(raw); err == nil {
 				return eo, nil

@@ -218,3 +218,48 @@ func TestCommandEngineProjectWorkspace(t *testing.T) {
 		t.Fatal("the worktree was not removed")
 	}
 }
+
+// The engine cannot read other projects: with the workspace root hidden
+// (Deps.Hide), another project's file, the owner's checkout (an
+// uncommitted file) and another mission's worktree read as nothing, while
+// its own worktree and its project's git dir (for git in the worktree)
+// stay readable.
+func TestCommandEngineCannotReadOtherProjects(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, storetest.New(t, "sqlite"))
+	workspaceRoot := filepath.Dir(e.repo) // holds repo, as aos's workspace root holds projects
+	e.deps.Hide = []string{workspaceRoot}
+	e.deps.WorktreeRoot = filepath.Join(t.TempDir(), "worktrees")
+	// Run dirs of their own: the default base, the temp dir, holds all of
+	// the above and is hidden by the sandbox already.
+	e.deps.RunDirBase = t.TempDir()
+	other := filepath.Join(workspaceRoot, "other", "secret.txt")
+	ownerNotes := filepath.Join(e.repo, "owner-notes.txt")
+	sibling := filepath.Join(e.deps.WorktreeRoot, "another-mission", "wip.txt")
+	for _, f := range []string{other, ownerNotes, sibling} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("CANARY\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := e.commandInput("snoop")
+	in.Workspace = e.repo
+	gitHead := filepath.Join(e.repo, ".git", "HEAD")
+	in.Objective += " snoop:" + other + " snoop:" + ownerNotes + " snoop:" + sibling + " snoop:README.md snoop:" + gitHead
+	mid, rid, err := e.k.CreateMission(context.Background(), kernel.MissionSpec{Title: "t", Logic: backend.LogicName, Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(e.deps.WorktreeRoot, mid)
+	e.start()
+	e.wait(rid, kernel.StatusPartial)
+	got, err := os.ReadFile(filepath.Join(wt, "found.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "README.md\n" + gitHead; strings.TrimSpace(string(got)) != want {
+		t.Fatalf("the engine read %q; want only %q", got, want)
+	}
+}

@@ -156,7 +156,13 @@ func (e *env) start() func() {
 
 func (e *env) wait(rid string, statuses ...string) (store.Run, backend.Outcome) {
 	e.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	return e.waitFor(90*time.Second, rid, statuses...)
+}
+
+// waitFor is wait with its own deadline (a slow real engine).
+func (e *env) waitFor(d time.Duration, rid string, statuses ...string) (store.Run, backend.Outcome) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
 	var r store.Run
 	for time.Now().Before(deadline) {
 		var err error
@@ -192,4 +198,24 @@ func runChild(role string) int {
 		return childWorker()
 	}
 	return 2
+}
+
+// engineBinary is the real CLI a test runs: the variable (AOS_TEST_CLAUDE,
+// AOS_TEST_CODEX, AOS_TEST_OPENCLAW) set by scripts/engines-install.sh, or
+// bin on PATH. Without one the test skips, or fails when CI requires the
+// engines (AOS_TEST_REQUIRE_ENGINES=1).
+func engineBinary(t *testing.T, variable, bin string) string {
+	t.Helper()
+	if p := os.Getenv(variable); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(bin); err == nil {
+		return p
+	}
+	msg := bin + " is not installed (scripts/engines-install.sh sets " + variable + ")"
+	if os.Getenv("AOS_TEST_REQUIRE_ENGINES") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
 }

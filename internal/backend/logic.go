@@ -38,6 +38,12 @@ type Deps struct {
 	WorktreeRoot string
 	// Getenv finds installed tools (AOS_CLAUDE_PATH); os.Getenv when nil.
 	Getenv func(string) string
+	// Hide are directories the engine and the verification commands see
+	// empty (the workspace root: other projects), besides the worktree
+	// root (other missions' worktrees) and the sandbox's own hidden dirs;
+	// the mission's worktree is mounted back, and its project's git dir
+	// shown read-only.
+	Hide []string
 }
 
 func (d Deps) getenv(k string) string {
@@ -325,7 +331,8 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 	if left.WallSec >= 0 {
 		timeout = min(timeout, time.Duration(max(left.WallSec, 1))*time.Second)
 	}
-	ln := launch{Argv: m.setup.Argv, Workspace: m.in.Workspace, Dirs: dirs, Network: sandbox.NetworkNone, Timeout: timeout,
+	hide, expose := m.confinement()
+	ln := launch{Argv: m.setup.Argv, Workspace: m.in.Workspace, Dirs: dirs, Network: sandbox.NetworkNone, Timeout: timeout, Hide: hide, Expose: expose,
 		Request: RuntimeRequest{Schema: RequestSchema, MissionID: m.rc.MissionID(), Goal: m.in.Objective, Instructions: m.in.Boundaries,
 			SuccessCriteria: nonNil(m.in.Criteria), Worktree: m.in.Workspace, BaseCommit: m.setup.Base, Branch: m.branch, Network: "none",
 			VerificationPolicy: "aos re-runs each verification argv in its sandbox only if it matches the owner's allowlist; do not commit or push"}}
@@ -350,12 +357,19 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
 	}
 	if a, ok := adapters[m.eng.Kind]; ok {
-		if err := a.prepare(&ln, m.setup.Argv[0], m.in.Model); err != nil {
+		if err := a.launch(&ln, m.setup.Argv[0], m.in.Model); err != nil {
 			return kernel.Outcome{}, err
 		}
 		ln.OnLine = func(line []byte) {
 			if ev, ok := a.event(line); ok {
 				m.rc.EmitTransient("engine.event", ev)
+			}
+		}
+		if a.final != nil {
+			ln.OnOutput = func(out []byte) {
+				for _, ev := range a.final(out) {
+					m.rc.EmitTransient("engine.event", ev)
+				}
 			}
 		}
 	}

@@ -102,8 +102,9 @@ func (m *mission) runVerification(ctx context.Context, vr VerifyResult, timeoutS
 		timeoutSec = DefaultVerifyTimeout
 	}
 	argv := append([]string{"/bin/sh", "-c", verifyCwd, "aos-verify", vr.Cwd}, vr.Argv...)
+	hide, expose := m.confinement()
 	o, err := m.d.Sandbox.Run(ctx, sandbox.Spec{Argv: argv, Workspace: m.in.Workspace, TmpDir: dirs.TmpDir, Home: dirs.Home,
-		Network: sandbox.NetworkNone, Timeout: time.Duration(timeoutSec) * time.Second, ReadOnly: []string{".git"}})
+		Network: sandbox.NetworkNone, Timeout: time.Duration(timeoutSec) * time.Second, ReadOnly: []string{".git"}, Hide: hide, Expose: expose})
 	if err != nil {
 		return vr, fmt.Errorf("backend: run verification in the sandbox: %w", err)
 	}

@@ -153,3 +153,28 @@ func (m *mission) removeWorktree(project, path string) error {
 		})
 	return err
 }
+
+// confinement is what an engine and its verification must not see beyond
+// the sandbox's own hidden dirs: Deps.Hide (other projects), the worktree
+// root (other missions' worktrees) and the dir holding this worktree. The
+// worktree itself is mounted back writable by the sandbox; the project's
+// git dir (which the worktree's .git file names) is shown read-only, so
+// git works in the worktree.
+func (m *mission) confinement() (hide, expose []string) {
+	hide = append(hide, m.d.Hide...)
+	root := m.d.WorktreeRoot
+	if root == "" {
+		root = DefaultWorktreeRoot(m.d.DataDir)
+	}
+	hide = append(hide, root, filepath.Dir(m.in.Workspace))
+	if gd := m.setup.GitDir; gd != "" && filepath.Base(filepath.Dir(gd)) == "worktrees" {
+		expose = append(expose, filepath.Dir(filepath.Dir(gd)))
+	}
+	out := hide[:0]
+	for _, h := range hide {
+		if h != "" && filepath.IsAbs(h) && filepath.Clean(h) != "/" {
+			out = append(out, filepath.Clean(h))
+		}
+	}
+	return out, expose
+}

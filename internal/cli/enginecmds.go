@@ -5,60 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/backend"
-	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/termtext"
 )
-
-// createExternal creates a mission run by an external engine
-// (docs/ENGINES.md): the backend logic makes the mission's worktree,
-// runs the engine confined and metered, verifies and commits.
-func (s *session) createExternal(ctx context.Context, f runFlags, objective, dir string) (string, error) {
-	in := backend.Input{Objective: objective, Criteria: f.criteria, Workspace: dir, Engine: f.engine, Model: f.model, Network: f.network, VerifyAllow: f.allow}
-	if f.network == "none" {
-		in.Network = ""
-	}
-	for _, v := range f.verify {
-		argv := strings.Fields(v)
-		if len(argv) == 0 {
-			return "", &exitError{code: 1, msg: "--verify is empty"}
-		}
-		in.Verify = append(in.Verify, backend.Verification{Label: v, Argv: argv})
-	}
-	if err := in.Validate(); err != nil {
-		return "", &exitError{code: 1, msg: err.Error()}
-	}
-	rec, found, err := s.engineCheck(ctx, in.Engine)
-	if err != nil {
-		return "", err
-	}
-	if err := backend.Offered(in.Engine, rec, found); err != nil {
-		return "", &exitError{code: 1, msg: err.Error()}
-	}
-	if capUSD, err := s.k.DailyCap(ctx); err == nil && capUSD > 0 {
-		if spent, err := s.k.SpentToday(ctx); err == nil && spent >= capUSD {
-			return "", &exitError{code: exitUnfinished, msg: fmt.Sprintf("today's spend $%.2f has reached the daily cap $%.2f", spent, capUSD)}
-		}
-	}
-	title := objective
-	if len(title) > 80 {
-		title = title[:80] + "…"
-	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: title, Logic: backend.LocalLogicName, Input: in, Spec: in,
-		Budget: kernel.Budget{USD: f.budgetUSD, Turns: f.maxTurns, WallSec: f.wallSec}})
-	if err != nil {
-		return "", err
-	}
-	return mid, nil
-}
 
 // engineChecks reads and writes engines' self-test records in settings.
 func (s *session) engineCheck(ctx context.Context, engine string) (backend.CheckRecord, bool, error) {
@@ -79,7 +36,7 @@ func newEngineCmd(version string) *cobra.Command {
 	var model string
 	check := &cobra.Command{
 		Use:   "check ENGINE",
-		Short: "Self-test ENGINE (command:/abs/path or claude): it must change a disposable worktree as asked while HEAD stays at the base; only a passed engine is offered",
+		Short: "Self-test ENGINE (command:/abs/path, codex, claude or openclaw): it must change a disposable worktree as asked while HEAD stays at the base; only a passed engine is offered",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := backend.ParseEngine(args[0]); err != nil {
@@ -113,7 +70,7 @@ func newEngineCmd(version string) *cobra.Command {
 		},
 	}
 	check.Flags().Int64Var(&timeoutSec, "timeout-sec", 600, "how long the engine may take")
-	check.Flags().StringVar(&model, "model", "", "for claude: the model its self-test asks, through the metering proxy (the worker's ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL)")
+	check.Flags().StringVar(&model, "model", "", "for codex, claude and openclaw: the model its self-test asks, through the metering proxy (the worker's provider key and base URL)")
 	ls := &cobra.Command{
 		Use:   "ls [ENGINE...]",
 		Short: "List the built-in engine, the given command engines and the known tools, with their self-test status",
@@ -126,26 +83,25 @@ func newEngineCmd(version string) *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintln(out, "builtin\tavailable (aos's own agent loop)")
 			for _, name := range append([]string{"codex", "claude", "openclaw"}, args...) {
-				status := "no adapter in this build"
-				if name == "claude" {
-					status = "adapter built"
-				}
-				if _, err := exec.LookPath(name); err != nil && !strings.HasPrefix(name, "command:") {
-					status = "not installed; " + status
-				} else if strings.HasPrefix(name, "command:") || name == "claude" {
-					rec, found, err := s.engineCheck(cmd.Context(), name)
-					switch {
-					case err != nil:
-						return err
-					case backend.Offered(name, rec, found) == nil:
-						status = fmt.Sprintf("offered (self-test passed %s)", time.UnixMilli(rec.CheckedAt).UTC().Format(time.RFC3339))
-					case found && !rec.Passed:
-						status = "not offered: self-test failed — " + rec.Reason
-					default:
-						status = "not offered: run aos engine check " + name
+				status := "installed"
+				if !strings.HasPrefix(name, "command:") {
+					if v, err := backend.ToolStatus(cmd.Context(), name, os.Getenv); err != nil {
+						fmt.Fprintf(out, "%s\t%s\n", termtext.Line(name), termtext.Line(err.Error()))
+						continue
+					} else {
+						status = v
 					}
-				} else {
-					status = "installed; " + status
+				}
+				rec, found, err := s.engineCheck(cmd.Context(), name)
+				switch {
+				case err != nil:
+					return err
+				case backend.Offered(name, rec, found) == nil:
+					status += fmt.Sprintf("; offered (self-test passed %s)", time.UnixMilli(rec.CheckedAt).UTC().Format(time.RFC3339))
+				case found && !rec.Passed:
+					status += "; not offered: self-test failed — " + rec.Reason
+				default:
+					status += "; not offered: run aos engine check " + name
 				}
 				fmt.Fprintf(out, "%s\t%s\n", termtext.Line(name), termtext.Line(status))
 			}
@@ -175,10 +131,43 @@ func engineLine(kind string, m map[string]json.RawMessage) string {
 		return fmt.Sprintf("  ✓? %s — %s", oneLine(termtext.Line(strings.Join(v.Argv, " ")), 120), termtext.Line(what))
 	case "verify.refused":
 		return "  ✗ refused: " + oneLine(termtext.Line(str(m, "reason")), 300)
+	case "engine.event":
+		// An engine's own event, live (docs/ENGINES.md): its tool calls,
+		// file changes and text.
+		eng := termtext.Line(str(m, "engine"))
+		switch str(m, "type") {
+		case "tool_call":
+			line := fmt.Sprintf("  → %s %s %s", eng, termtext.Line(str(m, "tool")), oneLine(termtext.Line(str(m, "input")), 160))
+			var code *int
+			if json.Unmarshal(m["exitCode"], &code) == nil && code != nil {
+				line += fmt.Sprintf(" (exit %d)", *code)
+			}
+			return line
+		case "file_change":
+			var changes []string
+			_ = json.Unmarshal(m["changes"], &changes)
+			return fmt.Sprintf("  ✎ %s %s", eng, oneLine(termtext.Line(strings.Join(changes, ", ")), 200))
+		case "tool_summary":
+			var tools []string
+			_ = json.Unmarshal(m["tools"], &tools)
+			return fmt.Sprintf("  ⚙ %s made %s: %s", eng, plural(int(num(m, "calls")), "tool call", "tool calls"), oneLine(termtext.Line(strings.Join(tools, ", ")), 200))
+		case "text":
+			return fmt.Sprintf("  %s: %s", eng, oneLine(termtext.Line(str(m, "text")), 200))
+		}
+		return ""
+	case "engine.model_call":
+		return fmt.Sprintf("  $ %s model call %d ($%.4f so far)", termtext.Line(str(m, "engine")), int(num(m, "calls")), num(m, "usd"))
 	case "changeset.recorded":
 		return fmt.Sprintf("  ▣ change set %.12s (commit %.12s)", termtext.Line(str(m, "sha256")), termtext.Line(str(m, "commit")))
 	}
 	return ""
+}
+
+// num is a number field of an event payload, 0 when absent.
+func num(m map[string]json.RawMessage, k string) float64 {
+	var f float64
+	_ = json.Unmarshal(m[k], &f)
+	return f
 }
 
 func mustJSON(m map[string]json.RawMessage) []byte {

@@ -91,8 +91,10 @@ func (p *eventPrinter) render(missionID, kind string, payload []byte) bool {
 		p.printf("  $ %.4f spent · %s\n", u.Usage.CostUSD, plural(u.Usage.Turns, "turn", "turns"))
 	case "system.notice":
 		p.printf("  ℹ %s\n", oneLine(str(m, "message"), 500))
-	case "engine.started", "engine.finished", "verify.command", "verify.refused", "changeset.recorded":
-		p.printf("%s\n", engineLine(kind, m))
+	case "engine.started", "engine.finished", "verify.command", "verify.refused", "changeset.recorded", "engine.event", "engine.model_call":
+		if line := engineLine(kind, m); line != "" {
+			p.printf("%s\n", line)
+		}
 	case "owner.message":
 		p.printf("  ✉ owner: %s\n", oneLine(str(m, "text"), 200))
 	case "wait.resolved":

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/demo"
-	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/provider/script"
 	"github.com/aos-run/aos/internal/worker"
@@ -75,7 +74,7 @@ func newRunCmd(version string) *cobra.Command {
 	fl.StringVar(&f.onAsk, "on-ask", "wait", "wait: approvals wait for the owner; deny: deny them at once (CI)")
 	fl.BoolVar(&f.json, "json", false, "print JSON Lines: {\"missionId\": …} first, the result envelope last")
 	fl.BoolVar(&f.dirty, "include-uncommitted", false, "start from HEAD plus the project's uncommitted changes (snapshotted; your index is not touched)")
-	fl.StringVar(&f.engine, "engine", "builtin", "builtin, or an external engine: command:/abs/path or claude (docs/ENGINES.md)")
+	fl.StringVar(&f.engine, "engine", "", "builtin, or an external engine: codex, claude, openclaw or command:/abs/path (default: the project's defaults.engine in .aos/config.yaml, else builtin; docs/ENGINES.md)")
 	fl.StringArrayVar(&f.verify, "verify", nil, "with an external engine: a verification command aos re-runs (words split on spaces; repeatable); it must match the verification allowlist")
 	fl.StringArrayVar(&f.allow, "verify-allow", nil, "with an external engine: allow verification commands starting with these words (repeatable), besides the policy's shell allow rules")
 	return cmd
@@ -85,23 +84,18 @@ func newRunCmd(version string) *cobra.Command {
 // mission: the service validates the input and the project, checks the
 // model and the daily cap, and records the audit entry.
 func (s *session) create(ctx context.Context, f runFlags, objective string) (string, error) {
-	if f.engine != "" && f.engine != "builtin" {
-		// An external engine (aos run --engine): the project must be the
-		// top level of a git work tree with a real .git directory.
-		dir, err := gitx.CheckProject(ctx, f.project)
-		if err != nil {
-			var ge *gitx.Error
-			if errors.As(err, &ge) {
-				return "", &exitError{code: exitFailure, msg: ge.Msg}
-			}
-			return "", &exitError{code: exitFailure, msg: fmt.Sprintf("project %s: %v", f.project, err)}
-		}
-		return s.createExternal(ctx, f, objective, dir)
-	}
 	budget, turns, wall := f.budgetUSD, f.maxTurns, f.wallSec
-	m, err := s.service().CreateMission(ctx, localActor(), mission.CreateRequest{Objective: objective, Criteria: f.criteria, Workspace: f.project,
+	req := mission.CreateRequest{Objective: objective, Criteria: f.criteria, Workspace: f.project,
 		Model: f.model, Effort: f.effort, Network: f.network, BudgetUSD: &budget, MaxTurns: &turns, MaxWallSec: &wall,
-		IncludeUncommitted: f.dirty, Local: true})
+		IncludeUncommitted: f.dirty, Local: true, Engine: f.engine, VerifyAllow: f.allow}
+	for _, v := range f.verify {
+		argv := strings.Fields(v)
+		if len(argv) == 0 {
+			return "", usage("--verify is empty")
+		}
+		req.Verify, req.VerifyLabels = append(req.Verify, argv), append(req.VerifyLabels, v)
+	}
+	m, err := s.service().CreateMission(ctx, localActor(), req)
 	if err != nil {
 		return "", missionError(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aos-run/aos/internal/backend"
 	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/hostconfig"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/provider"
@@ -89,8 +90,15 @@ func newSession(cfg config.Config, st store.Store, log *slog.Logger, version str
 // so that it checks models with the session's adapter.
 func (s *session) service() *mission.Service {
 	if s.svc == nil {
+		// The project's configuration files (.aos/config.yaml and the
+		// user's), as the server reads them: a registry that is not
+		// started reads each project's once, when a mission asks.
+		var hc *hostconfig.Registry
+		if p, err := hostconfig.UserPath(s.getenv); err == nil {
+			hc = hostconfig.NewRegistry(p, s.log)
+		}
 		s.svc = mission.New(s.k, mission.Options{WorkspaceRoot: s.cfg.WorkspaceRoot, Version: s.version, Getenv: s.getenv, Logger: s.log,
-			Adapter: s.adapter})
+			Adapter: s.adapter, HostConfig: hc})
 	}
 	return s.svc
 }
@@ -115,7 +123,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
 	logics[engine.LocalLogicName] = logics[engine.LogicName] // aos run's own missions
-	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, sb, nil))
+	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, s.cfg.WorkspaceRoot, sb, nil))
 	logics[backend.LocalLogicName] = logics[backend.LogicName] // aos run --engine
 
 	wctx, stopWorker := context.WithCancel(context.Background())

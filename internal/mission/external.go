@@ -13,8 +13,21 @@ import (
 func (s *Service) createExternal(ctx context.Context, actor Actor, req CreateRequest, ws string) (Mission, error) {
 	in := backend.Input{Objective: req.Objective, Criteria: req.Criteria, Boundaries: req.Boundaries, Workspace: ws, ProjectID: req.ProjectID,
 		Engine: req.Engine, Model: req.Model, Network: req.Network}
-	for _, argv := range req.Verify {
-		in.Verify = append(in.Verify, backend.Verification{Argv: argv})
+	for i, argv := range req.Verify {
+		v := backend.Verification{Argv: argv}
+		if i < len(req.VerifyLabels) {
+			v.Label = req.VerifyLabels[i]
+		}
+		in.Verify = append(in.Verify, v)
+	}
+	in.VerifyAllow = append(in.VerifyAllow, req.VerifyAllow...)
+	if s.opts.HostConfig != nil {
+		// The project's verification allowlist (verification.allow).
+		snap, err := s.opts.HostConfig.Snapshot(ws)
+		if err != nil {
+			return Mission{}, invalid("the project's configuration: %v", err)
+		}
+		in.VerifyAllow = append(in.VerifyAllow, snap.Effective(in.ProjectID).Verification.Allow...)
 	}
 	b := kernel.Budget{USD: DefaultBudgetUSD, Turns: DefaultMaxTurns}
 	if _, err := s.setting(ctx, SettingDefaultBudgetUSD, &b.USD); err != nil {
@@ -56,10 +69,31 @@ func (s *Service) createExternal(ctx context.Context, actor Actor, req CreateReq
 	if title == "" {
 		title = firstLine(in.Objective, 80)
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: backend.LogicName, Input: in, Budget: b})
+	logic := backend.LogicName
+	if req.Local {
+		logic = backend.LocalLogicName // only aos run's process (or aos resume) claims it
+	}
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}
-	s.audit(ctx, actor, "mission.create", mid, map[string]any{"engine": in.Engine, "budgetUsd": b.USD})
+	s.audit(ctx, actor, "mission.create", mid, map[string]any{"engine": in.Engine, "budgetUsd": b.USD, "local": req.Local})
 	return s.GetMission(ctx, mid)
+}
+
+// defaultEngine is the project's default engine: defaults.engine of its
+// configuration (.aos/config.yaml, the user's overrides), else "" (the
+// built-in loop).
+func (s *Service) defaultEngine(ws, projectID string) (string, error) {
+	if s.opts.HostConfig == nil {
+		return "", nil
+	}
+	snap, err := s.opts.HostConfig.Snapshot(ws)
+	if err != nil {
+		return "", invalid("the project's configuration: %v", err)
+	}
+	if e := snap.Effective(projectID).Defaults.Engine; e != nil {
+		return *e, nil
+	}
+	return "", nil
 }

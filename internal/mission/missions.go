@@ -75,6 +75,11 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if err != nil {
 		return Mission{}, err
 	}
+	if req.Engine == "" {
+		if req.Engine, err = s.defaultEngine(ws, req.ProjectID); err != nil {
+			return Mission{}, err
+		}
+	}
 	if req.Engine != "" && req.Engine != "builtin" {
 		return s.createExternal(ctx, actor, req, ws)
 	}

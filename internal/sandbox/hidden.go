@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +18,8 @@ const runDirPrefix = "aos-run-"
 //     owner files (~/.npmrc, ~/.kube/config, shell history) stay unread;
 //   - the directory holding the run's TMPDIR and HOME (for RunDirs, the
 //     run-dir base): another run's 0700 dirs are unreadable even when aos
-//     runs as root, because only this run's are mounted back.
+//     runs as root, because only this run's are mounted back;
+//   - Spec.Hide (other projects, other missions' worktrees).
 //
 // Exposed are Config.AllowRead and the program itself when it lies in a
 // hidden dir (the probe runs aos, which may live in ~/go/bin). The
@@ -25,6 +27,7 @@ const runDirPrefix = "aos-run-"
 // inside exposed paths.
 func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
 	cands := []string{s.cfg.HostHome, "/root", "/home"}
+	cands = append(cands, p.hide...)
 	for _, d := range []string{p.tmp, p.home} {
 		parent := filepath.Dir(d)
 		if strings.HasPrefix(filepath.Base(parent), runDirPrefix) {
@@ -44,6 +47,11 @@ func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
 			continue
 		}
 		hidden = append(hidden, real)
+	}
+	if p.privateTmp {
+		// A private /tmp is empty, as a hidden dir, but stays writable:
+		// what is exposed under it is mounted back all the same.
+		hidden = append(hidden, "/tmp")
 	}
 	hidden = outermost(hidden, p.expose)
 	inHidden := func(x string) bool {
@@ -73,6 +81,9 @@ func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
 		exposed = append(exposed, real)
 	}
 	sort.Strings(exposed)
+	if p.privateTmp {
+		hidden = slices.DeleteFunc(hidden, func(h string) bool { return h == "/tmp" })
+	}
 	return hidden, exposed
 }
 
@@ -125,11 +136,15 @@ func (p plan) visible(x string) bool {
 // it execs: RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_FSIZE and RLIMIT_NOFILE.
 func (s *Sandbox) wrapLimits(p *plan) error {
 	l := s.cfg.Limits
+	data := l.MaxMemory
+	if p.maxData > 0 {
+		data = p.maxData
+	}
 	var args []string
 	for _, r := range []struct {
 		flag string
 		v    int64
-	}{{"--nproc", l.MaxProcs}, {"--data", l.MaxMemory}, {"--fsize", l.MaxFileSize}, {"--nofile", l.MaxOpenFiles}} {
+	}{{"--nproc", l.MaxProcs}, {"--data", data}, {"--fsize", l.MaxFileSize}, {"--nofile", l.MaxOpenFiles}} {
 		if r.v > 0 {
 			args = append(args, r.flag+"="+strconv.FormatInt(r.v, 10))
 		}

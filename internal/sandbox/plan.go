@@ -19,6 +19,9 @@ type plan struct {
 	hidden               []string // empty read-only tmpfs: home dirs, other runs' dirs
 	exposed              []string // read-only binds back inside hidden dirs
 	expose               []string // Spec.Expose
+	hide                 []string // Spec.Hide
+	privateTmp           bool     // Spec.PrivateTmp: a writable tmpfs on /tmp
+	maxData              int64    // Spec.MaxData: RLIMIT_DATA instead of Limits.MaxMemory
 	blockFD              int      // bwrap waits on it before the command (network open); 0 = none
 	network              Network
 	devDir               string // private device nodes; "" means --dev /dev
@@ -40,7 +43,7 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, extraFiles: spec.ExtraFiles}
+	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, hide: spec.Hide, privateTmp: spec.PrivateTmp, maxData: spec.MaxData, extraFiles: spec.ExtraFiles}
 	if p.network == "" {
 		p.network = NetworkNone
 	}
@@ -54,6 +57,11 @@ func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
 	if len(p.extraFiles) > maxExtraFiles {
 		// Descriptors 8 and 9 are the lifeline's (see lifeline.go).
 		return p, nil, &SpecError{Field: "extraFiles", Reason: fmt.Sprintf("at most %d inherited files (descriptors 5 to 7)", maxExtraFiles)}
+	}
+	for _, h := range p.hide {
+		if !filepath.IsAbs(h) {
+			return p, nil, &SpecError{Field: "hide", Reason: fmt.Sprintf("%q is not absolute", h)}
+		}
 	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
@@ -279,6 +287,11 @@ func (p plan) args(seccompFD, statusFD int) []string {
 	// kernel.core_pattern. bwrap's own cover of /proc/sys is skipped in
 	// that case, so aos makes the whole /proc read-only.
 	a = append(a, "--proc", "/proc", "--remount-ro", "/proc")
+	if p.privateTmp {
+		// Before the hidden dirs and the binds: what lies under /tmp and
+		// must be seen is mounted back on top of it.
+		a = append(a, "--tmpfs", "/tmp")
+	}
 	// Hidden dirs first (empty tmpfs), then what is exposed inside them,
 	// then the writable roots; the tmpfs are made read-only last, once
 	// every mount point inside them exists.

@@ -45,6 +45,21 @@ type Spec struct {
 	// a program the command runs that lives there (an external engine's
 	// binary) or the probe's root. Protected paths stay hidden.
 	Expose []string
+	// Hide are more directories shown empty and read-only, as the owner's
+	// HOME is (other projects and missions' worktrees, for an external
+	// engine); the writable roots and Expose paths inside them are
+	// mounted back. Protected paths stay hidden.
+	Hide []string
+	// PrivateTmp gives the command an empty, writable tmpfs of its own on
+	// /tmp (for a tool that hard-codes /tmp rather than TMPDIR); the
+	// writable roots and Expose paths under /tmp are mounted back on it.
+	PrivateTmp bool
+	// MaxData, when positive, is each process's RLIMIT_DATA instead of
+	// Limits.MaxMemory, for a runtime that reserves far more address
+	// space than it uses (Node 24 reserves about 0.5 GiB per worker
+	// thread). The cgroup's memory limit, where cgroups are usable,
+	// still bounds the whole command at Limits.MaxMemory.
+	MaxData int64
 }
 
 // Outcome is how a command ended.

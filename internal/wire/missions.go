@@ -56,8 +56,9 @@ type CreateRequest struct {
 	MaxTurns           *int     `json:"maxTurns,omitempty"`
 	MaxWallSec         *int64   `json:"maxWallSec,omitempty"`
 	ApprovalTimeoutSec int64    `json:"approvalTimeoutSec,omitempty"`
-	// Engine is builtin (the default) or an external engine,
-	// command:/abs/path (docs/ENGINES.md).
+	// Engine is builtin or an external engine: command:/abs/path, codex,
+	// claude or openclaw (docs/ENGINES.md). Empty takes the project's
+	// default (defaults.engine in .aos/config.yaml), else builtin.
 	Engine string `json:"engine,omitempty"`
 	// Verify are verification commands (argv) aos re-runs for an external
 	// engine's work, if the verification allowlist allows them.
@@ -73,4 +74,11 @@ type CreateRequest struct {
 	// localProject), and only that process, or `aos resume`, claims it
 	// (engine.LocalLogicName). Never set from the API.
 	Local bool `json:"-"`
+	// VerifyAllow are allowlisted verification command prefixes an owner
+	// at this machine adds for a local external-engine mission (aos run
+	// --verify-allow). Never set from the API.
+	VerifyAllow []string `json:"-"`
+	// VerifyLabels name Verify's commands, one each (aos run --verify's
+	// text). Never set from the API.
+	VerifyLabels []string `json:"-"`
 }

@@ -199,3 +199,32 @@ func TestTurnCountingCountsEveryToolCallItem(t *testing.T) {
 		}
 	}
 }
+
+// TestAttemptsByTurn: OpenClaw retries a failed model call by sending a
+// rewritten prompt (its agent-level retry: "[Queued user message …]
+// Continue the current task …") with no retry header, so counting by body
+// saw each rewrite as a first attempt and "times: 1" failed it twice.
+// attempts_by: turn counts every request for the script's turn; the
+// default still counts by body.
+func TestAttemptsByTurn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		by   string
+		want []int // statuses of two different requests for turn 0
+	}{
+		{"", []int{529, 529}},
+		{"attempts_by: body\n", []int{529, 529}},
+		{"attempts_by: turn\n", []int{529, 200}},
+	} {
+		srv := start(t, "name: r\n"+tc.by+"turns: [{text: ok, error: {status: 529, times: 1}}]\n")
+		for i, input := range []string{"make hello", "[Queued user message] make hello. Continue the current task."} {
+			status, _, body := post(t, srv.URL()+"/v1/responses", `{"model":"script:r","input":"`+input+`"}`)
+			if status != tc.want[i] {
+				t.Errorf("%q request %d: status %d (%s), want %d", tc.by, i, status, body, tc.want[i])
+			}
+		}
+	}
+	if _, err := Parse([]byte("name: r\nattempts_by: session\nturns: [{text: ok}]\n"), "r"); err == nil {
+		t.Error("attempts_by session was accepted")
+	}
+}

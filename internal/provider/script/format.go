@@ -37,9 +37,22 @@ type Script struct {
 	Price *provider.Price `yaml:"price" json:"price"`
 	// Repeat answers every turn past the last with the last turn, instead
 	// of failing. The built-in echo script repeats.
-	Repeat bool   `yaml:"repeat" json:"repeat"`
-	Turns  []Turn `yaml:"turns" json:"turns"`
+	Repeat bool `yaml:"repeat" json:"repeat"`
+	// AttemptsBy says how the attempts of a scripted error's "times" are
+	// counted when the request carries no retry header: "body" (the
+	// default: requests with the same canonical path and body) or "turn"
+	// (every request for the same turn of this script: for a client that
+	// rewrites the request it retries, as OpenClaw's agent-level retry
+	// rewrites the prompt).
+	AttemptsBy string `yaml:"attempts_by" json:"attempts_by"`
+	Turns      []Turn `yaml:"turns" json:"turns"`
 }
+
+// AttemptsBy values.
+const (
+	AttemptsByBody = "body"
+	AttemptsByTurn = "turn"
+)
 
 // Turn is one assistant turn. Everything is optional; an empty turn
 // answers with an empty text.
@@ -294,6 +307,9 @@ func (s *Set) Validate() error {
 			return fmt.Errorf("script: %q defined twice", sc.Name)
 		}
 		seen[sc.Name] = true
+		if sc.AttemptsBy != "" && sc.AttemptsBy != AttemptsByBody && sc.AttemptsBy != AttemptsByTurn {
+			return fmt.Errorf("script %s: attempts_by %q is not body or turn", sc.Name, sc.AttemptsBy)
+		}
 		for i, t := range sc.Turns {
 			if err := t.validate(); err != nil {
 				return fmt.Errorf("script %s turn %d: %w", sc.Name, i, err)

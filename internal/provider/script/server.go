@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,8 @@ type Recorded struct {
 	Turn   int             `json:"turn"`
 	// Attempt is the retry number of this call (0 for the first attempt).
 	Attempt int `json:"attempt"`
-	// AttemptSource is "header" (X-Stainless-Retry-Count) or "counter".
+	// AttemptSource is "header" (X-Stainless-Retry-Count), "counter" (by
+	// canonical body) or "turn" (by script and turn: attempts_by turn).
 	AttemptSource string `json:"attemptSource,omitempty"`
 	Status        int    `json:"status"`
 	// Error is the scripted error or the failed assertion, if any.
@@ -226,12 +228,16 @@ func (s *Server) attempt(r *http.Request, body []byte) (int, string) {
 			return n, "header"
 		}
 	}
-	key := canonicalKey(r.URL.Path, body)
+	return s.count(canonicalKey(r.URL.Path, body)), "counter"
+}
+
+// count returns how many requests came with key before this one.
+func (s *Server) count(key [32]byte) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.attempts[key]
 	s.attempts[key] = n + 1
-	return n, "counter"
+	return n
 }
 
 // serveModel answers one model request. The request is recorded before
@@ -265,6 +271,11 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, f Format) {
 		return
 	}
 	rec.Script = sc.Name
+	if sc.AttemptsBy == AttemptsByTurn && rec.AttemptSource == "counter" {
+		// The client rewrites what it retries: count by script and turn.
+		rec.Attempt = s.count(sha256.Sum256([]byte(r.URL.Path + "\x00script:" + sc.Name + "\x00turn:" + strconv.Itoa(conv.AssistantTurns))))
+		rec.AttemptSource = "turn"
+	}
 	turn, err := sc.turnFor(conv.AssistantTurns)
 	if err != nil {
 		fail(400, "", "scripted model server: "+err.Error(), err.Error(), 0)
