@@ -90,7 +90,7 @@ func newEngineCmd(version string) *cobra.Command {
 				return err
 			}
 			defer s.close()
-			sb, err := sandbox.New(sandbox.ConfigFromEnv(s.cfg.DataDir))
+			sb, err := sandbox.New(sandbox.ConfigFromEnv(s.getenv, s.cfg.DataDir))
 			if err != nil {
 				return err
 			}
