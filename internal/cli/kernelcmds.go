@@ -95,6 +95,11 @@ func newUpCmd(version string) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s on %s; API at %s/api/v1; Ctrl-C to stop\n", banner("aos up", version), where, url)
 			fmt.Fprintf(cmd.OutOrStdout(), "projects live under %s (AOS_WORKSPACE_ROOT)\n", cfg.WorkspaceRoot)
+			fmt.Fprintf(cmd.OutOrStdout(), "console at %s/\n", url)
+			fmt.Fprintf(cmd.OutOrStdout(), "metrics at %s/metrics (from this machine, or with a read token)\n", url)
+			if cfg.MetricsAddr != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "worker metrics at http://%s/metrics (AOS_METRICS_ADDR, from this machine)\n", cfg.MetricsAddr)
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			ctx, stopGuard := hoststate.Guard(ctx, hs, lease.Token, upLeaseDuration, time.Now)

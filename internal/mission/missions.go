@@ -99,7 +99,7 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if in.Model == "" {
 		// Nothing named a model: the first available one, else a refusal
 		// that says how to choose one.
-		if in.Model, err = s.availableModel(); err != nil {
+		if in.Model, err = s.availableModel(ctx); err != nil {
 			return Mission{}, err
 		}
 	}
