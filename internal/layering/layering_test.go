@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 
 	// Front ends: they call the mission service and present its results.
 	"internal/cli": {"internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo",
-		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/kernel", "internal/metrics", "internal/mission",
+		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/integrate", "internal/kernel", "internal/metrics", "internal/mission",
 		"internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
 	"internal/api": {"internal/auth", "internal/console", "internal/metrics", "internal/mission", "internal/wire"},
 	// The local control socket is a front end: it calls the mission
@@ -76,6 +76,9 @@ var allowed = map[string][]string{
 	"internal/demo":      {"internal/gitx"},
 	"internal/termtext":  nil,
 	"internal/hoststate": nil, // host state files, stdlib only
+	// Ordered integration of change sets: host git and host state records;
+	// the caller loads change sets.
+	"internal/integrate": {"internal/gitx", "internal/hoststate"},
 	// Project configuration files (.aos/config.yaml).
 	"internal/hostconfig": {"internal/termtext"},
 	// Prometheus metrics over the store's counts and the model calls.
