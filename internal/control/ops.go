@@ -212,13 +212,13 @@ var handlers = map[string]handler{
 	}),
 
 	OpMissionCreate: op(true, func(ctx context.Context, s *Server, a mission.CreateRequest) (any, error) {
-		return s.opts.Service.CreateMission(ctx, actor(), a)
+		return createOnce(ctx, s, a)
 	}),
 	OpProjectStart: op(true, func(ctx context.Context, s *Server, a mission.CreateRequest) (any, error) {
 		if a.ProjectID == "" {
 			return nil, &mission.Error{Code: mission.CodeInvalidInput, Msg: "project.start needs projectId"}
 		}
-		return s.opts.Service.CreateMission(ctx, actor(), a)
+		return createOnce(ctx, s, a)
 	}),
 	OpMissionCancel: op(true, func(ctx context.Context, s *Server, a MissionArgs) (any, error) {
 		return s.opts.Service.CancelMission(ctx, actor(), a.MissionID)
@@ -325,6 +325,7 @@ func (s *Server) dispatch(ctx context.Context, env Envelope) (Response, *Error) 
 		}
 		return Response{Result: b}, nil
 	}
+	ctx = context.WithValue(ctx, commandIDKey{}, req.CommandID)
 	return s.mutate(ctx, env.Operation, req.CommandID, req.Args, func() (any, error) { return h.run(ctx, s, args) })
 }
 
@@ -362,3 +363,21 @@ func (s *Server) internal(doing string, err error) *Error {
 	s.log.Error("control: internal failure", "doing", doing, "correlation", corr, "err", err.Error())
 	return &Error{Code: CodeInternal, Message: "internal failure (" + corr + "); see the server log", Retryable: true}
 }
+
+// commandIDKey is the context key of the command_id a mutation runs under.
+type commandIDKey struct{}
+
+// createOnce creates a mission keyed by the request's command_id
+// (mission.Service.CreateMissionOnce): the mission's row is the command's
+// outcome, in the same transaction, so a command left pending by a crash
+// is settled by running it again (onceOps).
+func createOnce(ctx context.Context, s *Server, a mission.CreateRequest) (any, error) {
+	id, _ := ctx.Value(commandIDKey{}).(string)
+	m, _, err := s.opts.Service.CreateMissionOnce(ctx, actor(), "control:"+id, a)
+	return m, err
+}
+
+// onceOps are the mutations that are idempotent by their command_id
+// (createOnce): a record left pending by a crash is settled by running the
+// command again, which finds what the first run made or makes it once.
+var onceOps = map[string]bool{OpMissionCreate: true, OpProjectStart: true}

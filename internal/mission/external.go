@@ -56,7 +56,7 @@ func (s *Service) createExternal(ctx context.Context, actor Actor, req CreateReq
 	if title == "" {
 		title = firstLine(in.Objective, 80)
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: backend.LogicName, Input: in, Budget: b})
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: backend.LogicName, Input: in, Budget: b})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}

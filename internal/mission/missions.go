@@ -132,7 +132,7 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if req.Local {
 		logic = engine.LocalLogicName
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}
