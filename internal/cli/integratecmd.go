@@ -58,7 +58,9 @@ func newIntegrateCmd() *cobra.Command {
 	}
 	add := &cobra.Command{Use: "add CHANGESET...", Short: "Queue change sets (their SHA-256, as a mission's changeset.recorded event names it), in order",
 		Args: cobra.MinimumNArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, func(ctx context.Context, in *integrate.Integrator) (integrate.Queue, error) { return in.Enqueue(ctx, args...) })
+			return with(cmd, func(ctx context.Context, in *integrate.Integrator) (integrate.Queue, error) {
+				return in.Enqueue(ctx, args...)
+			})
 		}}
 	run := &cobra.Command{Use: "run", Short: "Integrate the queue in order until it is done or an item blocks (exit 7)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
