@@ -18,7 +18,11 @@ func serveControl(ctx context.Context, dataDir string, svc *mission.Service, log
 	if err != nil {
 		return nil, err
 	}
-	srv, err := control.New(control.Options{Service: svc, Commands: cmds, Logger: log, Version: version})
+	integrations, err := hoststate.Open(hostStateDir(dataDir), "integrations", hoststate.Hooks{})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := control.New(control.Options{Service: svc, Commands: cmds, Integrations: integrations, Logger: log, Version: version})
 	if err != nil {
 		return nil, err
 	}

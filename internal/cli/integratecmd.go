@@ -115,7 +115,7 @@ func withIntegrator(ctx context.Context, repoDir, target string, fn func(context
 	}
 	defer st.Close()
 	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir})
-	state, err := hoststate.Open(filepath.Join(cfg.DataDir, "host"), "integrations", hoststate.Hooks{})
+	state, err := hoststate.Open(hostStateDir(cfg.DataDir), "integrations", hoststate.Hooks{})
 	if err != nil {
 		return integrate.Queue{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aos-run/aos/internal/integrate"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 )
@@ -21,10 +22,13 @@ const (
 	OpProjectList   = "project.list"
 	OpBlockerList   = "blocker.list"
 	OpProcessStatus = "process.status"
-	OpMissionList   = "mission.list"
-	OpMissionShow   = "mission.show"
-	OpMissionEvents = "mission.events"
-	opSubscribe     = "events.subscribe"
+	// OpIntegrationStatus reads the change-set integration queues
+	// (internal/integrate).
+	OpIntegrationStatus = "integration.status"
+	OpMissionList       = "mission.list"
+	OpMissionShow       = "mission.show"
+	OpMissionEvents     = "mission.events"
+	opSubscribe         = "events.subscribe"
 
 	OpProjectStart   = "project.start"
 	OpProjectStop    = "project.stop"
@@ -51,6 +55,12 @@ type (
 	ProjectResumeArgs struct {
 		ProjectID string `json:"project_id"`
 		MissionID string `json:"mission_id,omitempty"`
+	}
+	// IntegrationArgs filter integration.status: a repository's path and a
+	// target branch, each optional.
+	IntegrationArgs struct {
+		Repo   string `json:"repo,omitempty"`
+		Target string `json:"target,omitempty"`
 	}
 	// MissionArgs names a mission.
 	MissionArgs struct {
@@ -155,6 +165,12 @@ var handlers = map[string]handler{
 		return RuntimeStatus{Process: s.process(), Snapshot: s.marker(), Status: s.opts.Service.Status(ctx)}, nil
 	}),
 	OpProcessStatus: op(false, func(_ context.Context, s *Server, _ NoArgs) (any, error) { return s.process(), nil }),
+	OpIntegrationStatus: op(false, func(ctx context.Context, s *Server, a IntegrationArgs) (any, error) {
+		if s.opts.Integrations == nil {
+			return []integrate.Queue{}, nil
+		}
+		return integrate.Queues(ctx, s.opts.Integrations, a.Repo, a.Target)
+	}),
 	OpProjectList: op(false, func(ctx context.Context, s *Server, _ NoArgs) (any, error) {
 		return s.opts.Service.ListProjects(ctx)
 	}),

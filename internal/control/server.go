@@ -38,6 +38,9 @@ type Options struct {
 	Service *mission.Service
 	// Commands keeps the durable command_id records.
 	Commands *hoststate.Store
+	// Integrations holds the change-set integration records that
+	// integration.status reads (aos integrate writes them); nil: none.
+	Integrations *hoststate.Store
 	// Retain is how many events are kept for replay (4096 when 0).
 	Retain int
 	// Logger gets internal failures with their correlation id.

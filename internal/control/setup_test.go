@@ -56,6 +56,7 @@ func createFrame(msgID, cmdID, workspace string) control.Envelope {
 type fixture struct {
 	svc     *mission.Service
 	cmds    *hoststate.Store
+	ints    *hoststate.Store
 	dataDir string
 	srv     *control.Server
 	client  *control.Client
@@ -75,6 +76,9 @@ func setup(t *testing.T, retain int) *fixture {
 	if f.cmds, err = hoststate.Open(filepath.Join(f.dataDir, "host"), "control-commands", hoststate.Hooks{}); err != nil {
 		t.Fatal(err)
 	}
+	if f.ints, err = hoststate.Open(filepath.Join(f.dataDir, "host"), "integrations", hoststate.Hooks{}); err != nil {
+		t.Fatal(err)
+	}
 	f.start(t, retain)
 	return f
 }
@@ -85,7 +89,7 @@ func (f *fixture) start(t *testing.T, retain int) {
 	if f.stop != nil {
 		f.stop()
 	}
-	srv, err := control.New(control.Options{Service: f.svc, Commands: f.cmds, Retain: retain})
+	srv, err := control.New(control.Options{Service: f.svc, Commands: f.cmds, Integrations: f.ints, Retain: retain})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -259,4 +260,32 @@ func (in *Integrator) rev(ctx context.Context, rev string) (string, error) {
 		return "", fmt.Errorf("integrate: %s is not a commit", rev)
 	}
 	return strings.TrimSpace(r.Stdout), nil
+}
+
+// Queues returns every queue recorded in st, or those of repo and target
+// when given (a repository's path as aos integrate resolved it), without
+// changing anything or running git: the control socket's
+// integration.status.
+func Queues(ctx context.Context, st *hoststate.Store, repo, target string) ([]Queue, error) {
+	snap, err := st.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeState(snap.State)
+	if err != nil {
+		return nil, err
+	}
+	out := []Queue{}
+	for _, q := range s.Queues {
+		if (repo == "" || q.Repo == repo) && (target == "" || q.Target == target) {
+			out = append(out, *q)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Repo != out[j].Repo {
+			return out[i].Repo < out[j].Repo
+		}
+		return out[i].Target < out[j].Target
+	})
+	return out, nil
 }
