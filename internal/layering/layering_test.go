@@ -76,6 +76,7 @@ var allowed = map[string][]string{
 	"internal/demo":      {"internal/gitx"},
 	"internal/termtext":  nil,
 	"internal/hoststate": nil, // host state files, stdlib only
+	"internal/clients":   nil, // the daemon's client processes, stdlib only
 	// Ordered integration of change sets: host git and host state records;
 	// the caller loads change sets.
 	"internal/integrate": {"internal/gitx", "internal/hoststate"},
