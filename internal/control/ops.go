@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aos-run/aos/internal/clients"
 	"github.com/aos-run/aos/internal/integrate"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
@@ -37,6 +38,11 @@ const (
 	OpMissionCancel  = "mission.cancel"
 	OpMissionMessage = "mission.message"
 	OpWaitResolve    = "wait.resolve"
+
+	OpClientStart  = "client.start"
+	OpClientStop   = "client.stop"
+	OpClientFocus  = "client.focus"
+	OpClientDetail = "client.detail"
 )
 
 // OpSubscribe opens the event stream on its connection.
@@ -61,6 +67,16 @@ type (
 	IntegrationArgs struct {
 		Repo   string `json:"repo,omitempty"`
 		Target string `json:"target,omitempty"`
+	}
+	// ClientArgs name a client kind.
+	ClientArgs struct {
+		Kind string `json:"kind"`
+	}
+	// ClientDetailArgs route a detail from one client kind to another.
+	ClientDetailArgs struct {
+		From   string          `json:"from"`
+		To     string          `json:"to"`
+		Detail json.RawMessage `json:"detail"`
 	}
 	// MissionArgs names a mission.
 	MissionArgs struct {
@@ -120,6 +136,8 @@ type ProcessStatus struct {
 	StartedAt int64  `json:"started_at"`
 	UptimeMs  int64  `json:"uptime_ms"`
 	Version   string `json:"version"`
+	// Clients are the daemon's client processes (none when it has none).
+	Clients []clients.Status `json:"clients"`
 }
 
 // RuntimeStatus is runtime.status's result.
@@ -236,6 +254,22 @@ var handlers = map[string]handler{
 		}
 		return createOnce(ctx, s, a)
 	}),
+	OpClientStart: op(true, func(_ context.Context, s *Server, a ClientArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) { return m.Start(a.Kind) })
+	}),
+	OpClientStop: op(true, func(_ context.Context, s *Server, a ClientArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) { return m.Stop(a.Kind) })
+	}),
+	OpClientFocus: op(true, func(_ context.Context, s *Server, a ClientArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) { return m.Focus(a.Kind) })
+	}),
+	OpClientDetail: op(true, func(ctx context.Context, s *Server, a ClientDetailArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) {
+			ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			return m.Detail(ctx, a.From, a.To, a.Detail)
+		})
+	}),
 	OpMissionCancel: op(true, func(ctx context.Context, s *Server, a MissionArgs) (any, error) {
 		return s.opts.Service.CancelMission(ctx, actor(), a.MissionID)
 	}),
@@ -304,7 +338,12 @@ var handlers = map[string]handler{
 }
 
 func (s *Server) process() ProcessStatus {
-	return ProcessStatus{DaemonID: s.id, PID: os.Getpid(), StartedAt: s.started.UnixMilli(), UptimeMs: time.Since(s.started).Milliseconds(), Version: s.opts.Version}
+	ps := ProcessStatus{DaemonID: s.id, PID: os.Getpid(), StartedAt: s.started.UnixMilli(), UptimeMs: time.Since(s.started).Milliseconds(), Version: s.opts.Version,
+		Clients: []clients.Status{}}
+	if s.opts.Clients != nil {
+		ps.Clients = s.opts.Clients.Status()
+	}
+	return ps
 }
 
 // dispatch runs a request: the operation must be known, the payload and
@@ -397,3 +436,20 @@ func createOnce(ctx context.Context, s *Server, a mission.CreateRequest) (any, e
 // (createOnce): a record left pending by a crash is settled by running the
 // command again, which finds what the first run made or makes it once.
 var onceOps = map[string]bool{OpMissionCreate: true, OpProjectStart: true}
+
+// clientCall runs a client operation on the daemon's client manager and
+// maps its refusals onto the service's (so a refused command leaves no
+// command record, and the codes match the other operations').
+func clientCall(s *Server, fn func(*clients.Manager) (clients.Status, error)) (any, error) {
+	if s.opts.Clients == nil {
+		return nil, &mission.Error{Code: mission.CodeNotFound, Msg: "this daemon declares no client programs"}
+	}
+	st, err := fn(s.opts.Clients)
+	var ce *clients.Error
+	if errors.As(err, &ce) {
+		code := map[clients.Code]mission.Code{clients.CodeInvalid: mission.CodeInvalidInput, clients.CodeUnknownKind: mission.CodeNotFound,
+			clients.CodeInvalidState: mission.CodeConflict, clients.CodeNotAllowed: mission.CodeForbidden}[ce.Code]
+		return nil, &mission.Error{Code: code, Msg: ce.Msg}
+	}
+	return st, err
+}

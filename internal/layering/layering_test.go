@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	// The local control socket is a front end: it calls the mission
 	// service (and the kernel's event feed), never the store or another
 	// front end.
-	"internal/control": {"internal/hoststate", "internal/integrate", "internal/kernel", "internal/mission"},
+	"internal/control": {"internal/clients", "internal/hoststate", "internal/integrate", "internal/kernel", "internal/mission"},
 	// The web console is static assets and their headers; the API mounts it.
 	"internal/console": nil,
 	// The API client speaks HTTP with the wire types only: it must not link
