@@ -257,7 +257,7 @@ func TestRejectedFrames(t *testing.T) {
 		{"kind unknown", frame(env(func(e *control.Envelope) { e.Kind = "command" })), control.CodeMalformedFrame},
 		{"no message id", frame(env(func(e *control.Envelope) { e.MessageID = "" })), control.CodeMalformedFrame},
 		{"unknown operation", frame(env(func(e *control.Envelope) { e.Operation = "mission.delete" })), control.CodeUnsupportedOperation},
-		{"client.start not built", frame(env(func(e *control.Envelope) { e.Operation = "client.start" })), control.CodeUnsupportedOperation},
+		{"overlay.status not built", frame(env(func(e *control.Envelope) { e.Operation = "overlay.status" })), control.CodeUnsupportedOperation},
 		{"unknown payload field", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m"},"force":true}`)), control.CodeMalformedFrame},
 		{"unknown argument", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m","sudo":true}}`)), control.CodeMalformedFrame},
 		{"cursor on a mutation", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m"},"cursor":{"daemon_id":"d","event_sequence":1,"journal_event_id":0}}`)), control.CodeMalformedFrame},
