@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +88,7 @@ func TestREADMEAsWritten(t *testing.T) {
 	bin := filepath.Join(clone, "bin", "aos")
 	var up *proc
 	var upSeen strings.Builder
-	var setupTok, projectID string
+	var setupTok, projectID, metricsURL string
 	for _, line := range walk[0] {
 		args := shellWords(t, sub.Replace(line))
 		background := args[len(args)-1] == "&"
@@ -122,6 +123,7 @@ func TestREADMEAsWritten(t *testing.T) {
 			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 				t.Errorf("aos up did not create the workspace root: %v", err)
 			}
+			metricsURL = up.expect(t, regexp.MustCompile(`metrics at (http://\S+/metrics) `), &upSeen)[1]
 			setupTok = up.expect(t, regexp.MustCompile(`setup token: (aos_setup_\S+)`), &upSeen)[1]
 			waitHealthy(t, "http://"+serverAddr, &upSeen)
 			if strings.Contains(upSeen.String(), "aos dev") {
@@ -149,6 +151,19 @@ func TestREADMEAsWritten(t *testing.T) {
 	}
 	if up == nil || projectID == "" {
 		t.Fatalf("the walkthrough ran no aos up or no project add: %q", walk[0])
+	}
+	// The metrics URL aos up printed shows the mission it just ran.
+	if metricsURL != "http://"+serverAddr+"/metrics" {
+		t.Errorf("aos up printed metrics at %q, want http://%s/metrics", metricsURL, serverAddr)
+	}
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		t.Fatalf("GET %s: %v", metricsURL, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !regexp.MustCompile(`(?m)^aos_missions\{state="done"\} [1-9]`).Match(body) {
+		t.Errorf("GET %s: %d, want the done mission in aos_missions:\n%s", metricsURL, resp.StatusCode, body)
 	}
 	log, err := exec.Command("git", "-C", filepath.Join(home, ".local", "share", "aos-workspaces", "hello"), "log", "--all", "--format=%s").CombinedOutput()
 	if err != nil || !strings.Contains(string(log), "Add hello.txt") {

@@ -41,7 +41,8 @@ type Options struct {
 	// DataDir holds the machine id and package trees (packages/).
 	DataDir string
 	// Getenv reads the owner's environment for the few variables scripts
-	// get (PATH, HOME, USER, LOGNAME, TMPDIR); os.Getenv by default.
+	// get (PATH, HOME, USER, LOGNAME, TMPDIR); nil is an empty environment
+	// (the CLI's root passes the process's: the environment is read at the edge).
 	Getenv func(string) string
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
@@ -94,7 +95,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("agent: Store, Missions, WorkspaceRoot and DataDir are required")
 	}
 	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
+		opts.Getenv = func(string) string { return "" }
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

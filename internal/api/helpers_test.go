@@ -122,7 +122,7 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	}
 	b.auth, opts.api.Auth = a, a
 	if opts.api.Agents == nil {
-		ag, err := agent.New(agent.Options{Store: db.Store, Missions: b.svc, WorkspaceRoot: b.root, DataDir: t.TempDir(), Logger: log})
+		ag, err := agent.New(agent.Options{Store: db.Store, Missions: b.svc, WorkspaceRoot: b.root, DataDir: t.TempDir(), Getenv: os.Getenv, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}

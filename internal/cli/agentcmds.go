@@ -392,7 +392,7 @@ func showOperation(w io.Writer, op agent.Operation, asJSON, settledExit bool) er
 // and data dir, as the local administrator (like aos token): it starts no
 // preparation job and recovers nothing, which is aos server's business.
 func withAgents(ctx context.Context, fn func(context.Context, *agent.Service) error) error {
-	cfg, log, err := env(os.Stderr)
+	cfg, log, err := env(ctx, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -401,8 +401,8 @@ func withAgents(ctx context.Context, fn func(context.Context, *agent.Service) er
 		return err
 	}
 	defer st.Close()
-	svc := mission.New(kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log}), mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: os.Getenv, Logger: log})
-	a, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Logger: log})
+	svc := mission.New(kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log}), mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: cfg.Getenv, Logger: log})
+	a, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Getenv: cfg.Getenv, Logger: log})
 	if err != nil {
 		return err
 	}

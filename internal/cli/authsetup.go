@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aos-run/aos/internal/api"
@@ -15,21 +14,21 @@ import (
 )
 
 // publicOrigin is AOS_PUBLIC_ORIGIN, or <scheme>://<listen addr>.
-func publicOrigin(addr string) string {
-	if o := os.Getenv("AOS_PUBLIC_ORIGIN"); o != "" {
+func publicOrigin(getenv func(string) string, addr string) string {
+	if o := getenv("AOS_PUBLIC_ORIGIN"); o != "" {
 		return o
 	}
-	return scheme(os.Getenv) + "://" + addr
+	return scheme(getenv) + "://" + addr
 }
 
 // newAuth returns the owner-security service over st for a server whose
 // browsers use origin.
 func newAuth(cfg config.Config, st store.Store, log *slog.Logger, origin string) (*auth.Service, error) {
-	key, err := auth.LoadKey(os.Getenv, cfg.DataDir)
+	key, err := auth.LoadKey(cfg.Getenv, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	idle, abs, err := sessionTimeouts(os.Getenv)
+	idle, abs, err := sessionTimeouts(cfg.Getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
 	srv.SetOut(out)
 	srv.SetArgs(args)
 	done := make(chan error, 1)
-	go func() { done <- srv.ExecuteContext(ctx) }()
+	go func() { done <- srv.ExecuteContext(withEnv(ctx, os.Getenv)) }() // the test's t.Setenv values
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -124,7 +124,7 @@ func TestUpBanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := newAuth(cfg, st, slog.New(slog.DiscardHandler), publicOrigin(addr))
+	a, err := newAuth(cfg, st, slog.New(slog.DiscardHandler), publicOrigin(cfg.Getenv, addr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func newConfigCmd() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&project, "project", "", "the project's directory (default: the current directory)")
 	cmd.PersistentFlags().StringVar(&projectID, "project-id", "", "the project's aos id, to match a registration by id")
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
-	load := func() (*hostconfig.Snapshot, error) {
+	load := func(ctx context.Context) (*hostconfig.Snapshot, error) {
 		root := project
 		if root == "" {
 			wd, err := os.Getwd()
@@ -37,7 +37,7 @@ func newConfigCmd() *cobra.Command {
 		if err != nil {
 			return nil, fmt.Errorf("config: project directory: %w", err)
 		}
-		user, err := hostconfig.UserPath(os.Getenv)
+		user, err := hostconfig.UserPath(envFrom(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -45,7 +45,7 @@ func newConfigCmd() *cobra.Command {
 	}
 	check := &cobra.Command{Use: "check", Short: "Validate the files strictly; print the revision, or the first error with file:line: field", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := load()
+			s, err := load(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ func newConfigCmd() *cobra.Command {
 		}}
 	show := &cobra.Command{Use: "show", Short: "Print the effective configuration with the source of each value", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := load()
+			s, err := load(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func newConfigCmd() *cobra.Command {
 		}}
 	preview := &cobra.Command{Use: "preview", Short: "Show the route a mission would take (the same selection, no side effect)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := load()
+			s, err := load(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -118,7 +118,7 @@ func orNone(s string) string {
 // mission service reads: the user-local file of the user it runs as, and
 // each project's .aos/config.yaml, watched for changes.
 func startHostConfig(ctx context.Context, log *slog.Logger) (*hostconfig.Registry, error) {
-	user, err := hostconfig.UserPath(os.Getenv)
+	user, err := hostconfig.UserPath(envFrom(ctx))
 	if err != nil {
 		return nil, err
 	}

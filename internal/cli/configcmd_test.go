@@ -33,7 +33,7 @@ func TestConfigCmd(t *testing.T) {
 		cmd := newConfigCmd()
 		cmd.SetArgs(append(args, "--project", proj))
 		cmd.SetOut(&o)
-		code = int(execute(context.Background(), cmd, &e))
+		code = int(execute(withEnv(context.Background(), os.Getenv), cmd, &e))
 		return o.String(), e.String(), code
 	}
 	out, stderr, code := run("show")

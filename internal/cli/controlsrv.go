@@ -2,9 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 
+	"github.com/aos-run/aos/internal/clients"
 	"github.com/aos-run/aos/internal/control"
+	"github.com/aos-run/aos/internal/hostconfig"
 	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/mission"
 )
@@ -18,12 +24,27 @@ func serveControl(ctx context.Context, dataDir string, svc *mission.Service, log
 	if err != nil {
 		return nil, err
 	}
-	srv, err := control.New(control.Options{Service: svc, Commands: cmds, Logger: log, Version: version})
+	integrations, err := hoststate.Open(hostStateDir(dataDir), "integrations", hoststate.Hooks{})
 	if err != nil {
+		return nil, err
+	}
+	cm, err := clientManager(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	closeClients := func() {
+		if cm != nil {
+			cm.Close()
+		}
+	}
+	srv, err := control.New(control.Options{Service: svc, Commands: cmds, Integrations: integrations, Clients: cm, Logger: log, Version: version})
+	if err != nil {
+		closeClients()
 		return nil, err
 	}
 	ln, err := control.Listen(dataDir)
 	if err != nil {
+		closeClients()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -34,5 +55,51 @@ func serveControl(ctx context.Context, dataDir string, svc *mission.Service, log
 			log.Error("control socket stopped", "err", err.Error())
 		}
 	}()
-	return func() { cancel(); <-done }, nil
+	return func() { cancel(); <-done; closeClients() }, nil
+}
+
+// clientEnvVars are the variables a client program gets from the daemon's
+// environment: what a desktop program needs to run and show itself, never
+// a provider key.
+var clientEnvVars = []string{"PATH", "HOME", "LANG", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"}
+
+// clientManager returns the manager of the client programs the user-local
+// config file declares (clients:), or nil when it declares none. Nothing
+// is started until a client.start or client.detail asks.
+func clientManager(ctx context.Context, log *slog.Logger) (*clients.Manager, error) {
+	getenv := envFrom(ctx)
+	path, err := hostconfig.UserPath(getenv)
+	if err != nil {
+		return nil, nil // no home: no user-local file
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, hostconfig.MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	uf, err := hostconfig.ParseUser(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(uf.Clients) == 0 {
+		return nil, nil
+	}
+	specs := make([]clients.Spec, 0, len(uf.Clients))
+	for _, c := range uf.Clients {
+		specs = append(specs, clients.Spec{Kind: c.Kind, Argv: c.Argv, Restart: c.Restart, MaxRestarts: c.MaxRestarts, DetailTo: c.DetailTo})
+	}
+	var env []string
+	for _, k := range clientEnvVars {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return clients.New(specs, clients.Options{Env: env, Logger: log})
 }

@@ -30,7 +30,7 @@ func newDoctorCmd() *cobra.Command {
 				}
 				fmt.Fprintf(out, "%s %-22s %s\n", mark, name, detail)
 			}
-			cfg, _, err := env(os.Stderr)
+			cfg, _, err := env(ctx, os.Stderr)
 			if err != nil {
 				check("configuration", false, err.Error())
 				return &exitError{code: exitFailure, msg: "doctor: configuration is invalid"}
@@ -45,7 +45,7 @@ func newDoctorCmd() *cobra.Command {
 				check("database", err == nil, fmt.Sprintf("%s, migrated, %s", st.Dialect(), time.Since(start).Round(time.Millisecond)))
 				_ = st.Close()
 			}
-			sb, err := sandbox.New(sandbox.ConfigFromEnv(cfg.DataDir))
+			sb, err := sandbox.New(sandbox.ConfigFromEnv(cfg.Getenv, cfg.DataDir))
 			if err != nil {
 				check("sandbox", false, err.Error())
 			} else {
@@ -60,7 +60,7 @@ func newDoctorCmd() *cobra.Command {
 			_, err = exec.LookPath("git")
 			check("git", err == nil, "needed for missions on git projects")
 			for _, k := range []string{provider.EnvAnthropicKey, provider.EnvOpenAIKey} {
-				fmt.Fprintf(out, "info %-22s %s\n", k, map[bool]string{true: "set", false: "not set"}[os.Getenv(k) != ""])
+				fmt.Fprintf(out, "info %-22s %s\n", k, map[bool]string{true: "set", false: "not set"}[cfg.Getenv(k) != ""])
 			}
 			if failed > 0 {
 				return &exitError{code: exitFailure, msg: fmt.Sprintf("doctor: %d check(s) failed", failed)}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -47,7 +46,7 @@ func newEngineCmd(version string) *cobra.Command {
 				return err
 			}
 			defer s.close()
-			sb, err := sandbox.New(sandbox.ConfigFromEnv(s.cfg.DataDir))
+			sb, err := sandbox.New(sandbox.ConfigFromEnv(s.getenv, s.cfg.DataDir))
 			if err != nil {
 				return err
 			}
@@ -85,7 +84,7 @@ func newEngineCmd(version string) *cobra.Command {
 			for _, name := range append([]string{"codex", "claude", "openclaw"}, args...) {
 				status := "installed"
 				if !strings.HasPrefix(name, "command:") {
-					if v, err := backend.ToolStatus(cmd.Context(), name, os.Getenv); err != nil {
+					if v, err := backend.ToolStatus(cmd.Context(), name, envFrom(cmd.Context())); err != nil {
 						fmt.Fprintf(out, "%s\t%s\n", termtext.Line(name), termtext.Line(err.Error()))
 						continue
 					} else {

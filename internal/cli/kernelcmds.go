@@ -25,7 +25,7 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Apply the database migrations (SQLite in AOS_DATA_DIR, or AOS_DATABASE_URL)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := env(os.Stderr)
+			cfg, _, err := env(cmd.Context(), os.Stderr)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ func newUpCmd(version string) *cobra.Command {
 			"owner account with `aos setup --server URL`; afterwards log in with `aos login --server URL`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := env(os.Stderr)
+			cfg, _, err := env(cmd.Context(), os.Stderr)
 			if err != nil {
 				return err
 			}
@@ -67,14 +67,14 @@ func newUpCmd(version string) *cobra.Command {
 			if cfg.DatabaseURL != "" {
 				where = "PostgreSQL (AOS_DATABASE_URL)"
 			}
-			addr := os.Getenv("AOS_ADDR")
+			addr := cfg.Getenv("AOS_ADDR")
 			if addr == "" {
 				addr = "127.0.0.1:8640"
 			}
-			if _, err := serverTLS(os.Getenv); err != nil {
+			if _, err := serverTLS(cfg.Getenv); err != nil {
 				return err // before starting a server child that would fail the same way
 			}
-			url := scheme(os.Getenv) + "://" + addr
+			url := scheme(cfg.Getenv) + "://" + addr
 			// One aos up per data dir, checked before anything is minted or
 			// started: a second one would invalidate the live setup token.
 			lock, err := acquireUpLock(cfg.DataDir, url)
@@ -95,6 +95,11 @@ func newUpCmd(version string) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s on %s; API at %s/api/v1; Ctrl-C to stop\n", banner("aos up", version), where, url)
 			fmt.Fprintf(cmd.OutOrStdout(), "projects live under %s (AOS_WORKSPACE_ROOT)\n", cfg.WorkspaceRoot)
+			fmt.Fprintf(cmd.OutOrStdout(), "console at %s/\n", url)
+			fmt.Fprintf(cmd.OutOrStdout(), "metrics at %s/metrics (from this machine, or with a read token)\n", url)
+			if cfg.MetricsAddr != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "worker metrics at http://%s/metrics (AOS_METRICS_ADDR, from this machine)\n", cfg.MetricsAddr)
+			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 			ctx, stopGuard := hoststate.Guard(ctx, hs, lease.Token, upLeaseDuration, time.Now)
@@ -119,16 +124,16 @@ func upSetupToken(ctx context.Context, out io.Writer, cfg config.Config, addr st
 		return err
 	}
 	defer st.Close()
-	a, err := newAuth(cfg, st, slog.New(slog.DiscardHandler), publicOrigin(addr))
+	a, err := newAuth(cfg, st, slog.New(slog.DiscardHandler), publicOrigin(cfg.Getenv, addr))
 	if err != nil {
 		return err
 	}
-	return printSetupToken(ctx, out, a, "cli:up", scheme(os.Getenv)+"://"+addr)
+	return printSetupToken(ctx, out, a, "cli:up", scheme(cfg.Getenv)+"://"+addr)
 }
 
 // runWorker runs a worker until SIGINT/SIGTERM.
 func runWorker(cmd *cobra.Command, version string) error {
-	cfg, log, err := env(os.Stderr)
+	cfg, log, err := env(cmd.Context(), os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -144,7 +149,7 @@ func newSelfTestCmd(version string) *cobra.Command {
 		Short: "Run a short mission through the real kernel and database, and print its timeline",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, log, err := env(os.Stderr)
+			cfg, log, err := env(cmd.Context(), os.Stderr)
 			if err != nil {
 				return err
 			}

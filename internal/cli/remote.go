@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -34,11 +33,6 @@ type clientEnv struct {
 	transport http.RoundTripper
 	// followBackoff is the first reconnect delay of watch (0: 100 ms).
 	followBackoff time.Duration
-}
-
-func osClientEnv() *clientEnv {
-	return &clientEnv{getenv: os.Getenv, configDir: os.UserConfigDir, hostname: os.Hostname, stdin: os.Stdin,
-		tty: isTTY(os.Stdin), readSecret: func() (string, error) { return readSecret(os.Stdin) }}
 }
 
 // target is the server and token the commands use: the stored

@@ -19,9 +19,38 @@ import (
 	"github.com/aos-run/aos/internal/config"
 )
 
-// NewRootCmd returns the aos command tree.
+// NewRootCmd returns the aos command tree over the process: its
+// environment, config dir, host name and terminal. This is the one place
+// aos reads the process environment (os.Getenv); every command takes it
+// from its context (envFrom), and every package below takes it as a
+// parameter (config.Config.Env, Getenv fields). internal/layering's
+// TestEnvironmentReadAtTheEdge keeps it so.
 func NewRootCmd(version string) *cobra.Command {
 	return newRootCmd(version, osClientEnv())
+}
+
+func osClientEnv() *clientEnv {
+	return &clientEnv{getenv: os.Getenv, configDir: os.UserConfigDir, hostname: os.Hostname, stdin: os.Stdin,
+		tty: isTTY(os.Stdin), readSecret: func() (string, error) { return readSecret(os.Stdin) }}
+}
+
+// envKey is the context key of the environment the commands read.
+type envKey struct{}
+
+// withEnv returns ctx carrying getenv as the environment commands read.
+func withEnv(ctx context.Context, getenv func(string) string) context.Context {
+	return context.WithValue(ctx, envKey{}, getenv)
+}
+
+// envFrom returns the environment ctx carries (withEnv), or an empty one:
+// never the process's, which only the root reads.
+func envFrom(ctx context.Context) func(string) string {
+	if ctx != nil {
+		if e, ok := ctx.Value(envKey{}).(func(string) string); ok && e != nil {
+			return e
+		}
+	}
+	return func(string) string { return "" }
 }
 
 // newRootCmd returns the command tree with the client commands bound to e.
@@ -38,6 +67,17 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
+		// Every command reads the environment from its context: e's,
+		// unless the caller (a test) put one there already.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			if cmd.Context() == nil || cmd.Context().Value(envKey{}) == nil {
+				ctx := cmd.Context()
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				cmd.SetContext(withEnv(ctx, e.getenv))
+			}
+		},
 	}
 	root.AddCommand(
 		newMigrateCmd(),
@@ -56,6 +96,7 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		NewTokenCmd(),
 		newSettingsCmd(),
 		newConfigCmd(),
+		newIntegrateCmd(),
 		e.newResolveCmd("approve"),
 		e.newResolveCmd("deny"),
 		e.newResolveCmd("answer"),
@@ -111,9 +152,10 @@ func execute(ctx context.Context, cmd *cobra.Command, stderr io.Writer) exitCode
 	return exitFailure
 }
 
-// env loads the configuration and a logger that writes JSON lines to w.
-func env(w io.Writer) (config.Config, *slog.Logger, error) {
-	cfg, err := config.FromEnv(os.Getenv)
+// env loads the configuration from ctx's environment (envFrom) and a
+// logger that writes JSON lines to w.
+func env(ctx context.Context, w io.Writer) (config.Config, *slog.Logger, error) {
+	cfg, err := config.FromEnv(envFrom(ctx))
 	if err != nil {
 		return cfg, nil, err
 	}

@@ -30,12 +30,17 @@ type sandboxFlags struct {
 }
 
 func (f *sandboxFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dataDir, "data-dir", os.Getenv("AOS_DATA_DIR"), "aos data dir, hidden from commands (default $AOS_DATA_DIR)")
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "aos data dir, hidden from commands (default $AOS_DATA_DIR)")
 	cmd.Flags().StringSliceVar(&f.denyRead, "deny-read", nil, "more absolute paths commands must not read (also $AOS_SANDBOX_EXTRA_DENY_READ, comma-separated)")
 }
 
-func (f *sandboxFlags) config() sandbox.Config {
-	c := sandbox.ConfigFromEnv(f.dataDir)
+// config returns the sandbox configuration from getenv and the flags.
+func (f *sandboxFlags) config(getenv func(string) string) sandbox.Config {
+	dataDir := f.dataDir
+	if dataDir == "" {
+		dataDir = getenv("AOS_DATA_DIR")
+	}
+	c := sandbox.ConfigFromEnv(getenv, dataDir)
 	c.ExtraDenyRead = append(c.ExtraDenyRead, f.denyRead...)
 	return c
 }
@@ -59,7 +64,7 @@ func newSandboxCheckCmd() *cobra.Command {
 		Short: "Run the canary probe and print each check",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sb, err := sandbox.New(f.config())
+			sb, err := sandbox.New(f.config(envFrom(cmd.Context())))
 			if err != nil {
 				return err
 			}
@@ -116,7 +121,7 @@ hidden, and with --network none (the default) there is no network.`,
 			} else if abs, err := filepath.Abs(workspace); err == nil {
 				workspace = abs
 			}
-			sb, err := sandbox.New(f.config())
+			sb, err := sandbox.New(f.config(envFrom(cmd.Context())))
 			if err != nil {
 				return err
 			}

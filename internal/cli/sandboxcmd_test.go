@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ func runSandboxCmd(t *testing.T, args ...string) (out string, code int, err erro
 	cmd.SetOut(&b)
 	cmd.SetErr(&b)
 	cmd.SetArgs(args)
-	err = cmd.Execute()
+	err = cmd.ExecuteContext(withEnv(context.Background(), os.Getenv))
 	return b.String(), code, err
 }
 

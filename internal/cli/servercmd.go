@@ -38,11 +38,11 @@ func NewServerCmd(version string) *cobra.Command {
 		Short: "Serve the HTTP API (/api/v1) and the events WebSocket on AOS_ADDR (" + DefaultAddr + " by default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, log, err := env(os.Stderr)
+			cfg, log, err := env(cmd.Context(), os.Stderr)
 			if err != nil {
 				return err
 			}
-			addr := os.Getenv("AOS_ADDR")
+			addr := cfg.Getenv("AOS_ADDR")
 			if addr == "" {
 				addr = DefaultAddr
 			}
@@ -62,12 +62,12 @@ func NewServerCmd(version string) *cobra.Command {
 				return err
 			}
 			defer hc.Close()
-			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Version: version, Getenv: os.Getenv, Logger: log,
-				AllowPrivateClones: os.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1", HostConfig: hc})
+			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Version: version, Getenv: cfg.Getenv, Logger: log,
+				AllowPrivateClones: cfg.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1", HostConfig: hc})
 			// The Store and agent service (seed 000): preparation jobs run in
 			// this process, and recovery at start answers what a previous
 			// process left unfinished.
-			agents, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Logger: log})
+			agents, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Getenv: cfg.Getenv, Logger: log})
 			if err != nil {
 				return err
 			}
@@ -79,12 +79,12 @@ func NewServerCmd(version string) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w", addr, err)
 			}
-			proxies, err := api.ParseTrustedProxies(os.Getenv("AOS_TRUSTED_PROXIES"))
+			proxies, err := api.ParseTrustedProxies(cfg.Getenv("AOS_TRUSTED_PROXIES"))
 			if err != nil {
 				_ = ln.Close()
 				return &config.Error{Var: "AOS_TRUSTED_PROXIES", Msg: err.Error()}
 			}
-			tlsCfg, err := serverTLS(os.Getenv)
+			tlsCfg, err := serverTLS(cfg.Getenv)
 			if err != nil {
 				_ = ln.Close()
 				return err
@@ -101,7 +101,7 @@ func NewServerCmd(version string) *cobra.Command {
 			if tlsCfg != nil {
 				ln, sch = tls.NewListener(ln, tlsCfg), "https"
 			}
-			authSvc, err := newAuth(cfg, st, log, publicOrigin(ln.Addr().String()))
+			authSvc, err := newAuth(cfg, st, log, publicOrigin(cfg.Getenv, ln.Addr().String()))
 			if err != nil {
 				_ = ln.Close()
 				return err
@@ -204,7 +204,7 @@ func NewTokenCmd() *cobra.Command {
 
 // withService opens the configured database and runs fn with a service.
 func withService(ctx context.Context, fn func(context.Context, *mission.Service) error) error {
-	cfg, log, err := env(os.Stderr)
+	cfg, log, err := env(ctx, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func withService(ctx context.Context, fn func(context.Context, *mission.Service)
 	}
 	defer st.Close()
 	k := kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log})
-	return fn(ctx, mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: os.Getenv, Logger: log}))
+	return fn(ctx, mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: cfg.Getenv, Logger: log}))
 }
 
 // localActor names the administrator at this terminal in the audit log.

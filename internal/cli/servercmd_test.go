@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -47,7 +49,7 @@ func TestServerAndTokenCommands(t *testing.T) {
 		cmd.SetOut(&out)
 		cmd.SetErr(io.Discard)
 		cmd.SetArgs(args)
-		if err := cmd.Execute(); err != nil {
+		if err := cmd.ExecuteContext(withEnv(context.Background(), os.Getenv)); err != nil {
 			t.Fatalf("token %v: %v", args, err)
 		}
 		return out.String()

@@ -59,7 +59,7 @@ type session struct {
 }
 
 func openSession(ctx context.Context, version string, out io.Writer) (*session, error) {
-	cfg, _, err := env(os.Stderr)
+	cfg, _, err := env(ctx, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func openSession(ctx context.Context, version string, out io.Writer) (*session, 
 		st.Close()
 		return nil, err
 	}
-	s := newSession(cfg, st, log, version, out, os.Getenv)
+	s := newSession(cfg, st, log, version, out, cfg.Getenv)
 	s.tty = isTTY(os.Stdin)
 	return s, nil
 }
@@ -114,7 +114,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 		line, _ := json.Marshal(map[string]string{"missionId": missionID})
 		fmt.Fprintf(s.out, "%s\n", line)
 	}
-	sb, err := sandbox.New(sandbox.ConfigFromEnv(s.cfg.DataDir))
+	sb, err := sandbox.New(sandbox.ConfigFromEnv(s.getenv, s.cfg.DataDir))
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	logics := worker.Logics()
 	logics[engine.LogicName] = engine.AgentLogic(deps)
 	logics[engine.LocalLogicName] = logics[engine.LogicName] // aos run's own missions
-	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, s.cfg.WorkspaceRoot, sb, nil))
+	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, s.cfg.WorkspaceRoot, sb, s.getenv))
 	logics[backend.LocalLogicName] = logics[backend.LogicName] // aos run --engine
 
 	wctx, stopWorker := context.WithCancel(context.Background())

@@ -10,10 +10,8 @@ import (
 // clears it.
 func TestSettingsLocalBaseURL(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("AOS_DATA_DIR", dir+"/data")
-	t.Setenv("AOS_WORKSPACE_ROOT", dir+"/ws")
-	t.Setenv("AOS_DATABASE_URL", "")
-	e := &clientEnv{}
+	env := map[string]string{"AOS_DATA_DIR": dir + "/data", "AOS_WORKSPACE_ROOT": dir + "/ws"}
+	e := &clientEnv{getenv: func(k string) string { return env[k] }}
 	out, errOut, code := runAOS(t.Context(), e, nil, "settings", "set", "--local-base-url", "http://127.0.0.1:11434/v1")
 	if code != 0 || !strings.Contains(out, "local base URL:") || !strings.Contains(out, "http://127.0.0.1:11434/v1") {
 		t.Fatalf("set: exit %d\n%s%s", code, out, errOut)

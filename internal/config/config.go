@@ -7,7 +7,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 )
@@ -31,6 +30,11 @@ type Config struct {
 	// host:port; a port alone, ":9464", binds 127.0.0.1); empty serves
 	// none. Only loopback peers are answered.
 	MetricsAddr string
+	// Env is the environment this Config was read from. Packages below the
+	// CLI read further variables (provider keys, sandbox limits) through
+	// it and never from the process: the CLI's root reads the process
+	// environment, in one place, and tests pass their own.
+	Env func(string) string `json:"-"`
 }
 
 // Error is a configuration problem, naming the variable.
@@ -41,9 +45,11 @@ type Error struct {
 
 func (e *Error) Error() string { return "config: " + e.Var + ": " + e.Msg }
 
-// FromEnv reads the configuration from getenv (os.Getenv in production).
+// FromEnv reads the configuration from getenv (the CLI root passes the
+// process environment's); the result carries getenv as Env.
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
+		Env:           getenv,
 		DataDir:       getenv("AOS_DATA_DIR"),
 		DatabaseURL:   getenv("AOS_DATABASE_URL"),
 		WorkspaceRoot: getenv("AOS_WORKSPACE_ROOT"),
@@ -53,9 +59,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.DataDir == "" {
 		base := getenv("XDG_DATA_HOME")
 		if base == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return c, &Error{Var: "AOS_DATA_DIR", Msg: "unset, and no home directory to default to"}
+			home := getenv("HOME")
+			if home == "" {
+				return c, &Error{Var: "AOS_DATA_DIR", Msg: "unset, and no home directory (HOME) to default to"}
 			}
 			base = filepath.Join(home, ".local", "share")
 		}
@@ -96,4 +102,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, &Error{Var: "AOS_DATABASE_URL", Msg: "must be a postgres:// URL (unset it to use the embedded SQLite)"}
 	}
 	return c, nil
+}
+
+// Getenv reads name from the environment c was read from (Env); "" when c
+// has none (a Config built by hand, in a test).
+func (c Config) Getenv(name string) string {
+	if c.Env == nil {
+		return ""
+	}
+	return c.Env(name)
 }

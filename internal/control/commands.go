@@ -19,8 +19,10 @@ const maxCommands = 1000
 
 // commandRecord is one command_id's durable record. A pending record is
 // a command accepted and dispatched whose result was not recorded (the
-// daemon died in between): its outcome is unknown, and a repeat is
-// invalid_state rather than a second mutation.
+// daemon died in between). For a mission creation (onceOps) the mission's
+// id derives from the command_id, so the repeat runs it again and finds
+// the mission or makes it once; for the others the outcome is unknown,
+// and a repeat is invalid_state rather than a second mutation.
 type commandRecord struct {
 	Operation  string          `json:"operation"`
 	ArgsSHA256 string          `json:"argsSha256"`
@@ -98,6 +100,8 @@ func (s *Server) mutate(ctx context.Context, op, id string, args json.RawMessage
 				return nil, errorf(CodeCommandIDConflict, "command_id %s was used with another operation or other arguments", id)
 			case rec.Status == "done":
 				return nil, &errReplayed{result: rec.Result}
+			case onceOps[op]:
+				return nil, nil // pending after a crash: run it again, it finds or makes its one mission
 			}
 			return nil, errorf(CodeInvalidState, "command %s was accepted before a restart and its outcome is unknown; look before repeating it with a new command_id", id)
 		}

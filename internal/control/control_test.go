@@ -169,25 +169,52 @@ func TestIdempotency(t *testing.T) {
 	if r, err := f.client.CallResponse(ctx, control.OpMissionCancel, "cmd-3", control.MissionArgs{MissionID: first.ID}, nil); err != nil || !r.Replayed {
 		t.Fatalf("repeat cancel: %+v %v", r, err)
 	}
-	// A record left pending by a daemon killed between the call and its
-	// result: the outcome is unknown, so a repeat is invalid_state and
-	// calls nothing.
-	if _, err := f.cmds.Update(ctx, func(snap hoststate.Snapshot) (json.RawMessage, error) {
-		var st map[string]any
-		if err := json.Unmarshal(snap.State, &st); err != nil {
-			return nil, err
+	// Records left pending by a daemon killed between the call and its
+	// result. A mission creation is keyed by its command_id (the mission's
+	// id derives from it, in the kernel's one transaction), so a repeat
+	// settles it: killed after the mission was made, the repeat returns
+	// that mission; killed before, it makes exactly one.
+	pending := func(id, op string, args any) {
+		t.Helper()
+		if _, err := f.cmds.Update(ctx, func(snap hoststate.Snapshot) (json.RawMessage, error) {
+			var st map[string]any
+			if err := json.Unmarshal(snap.State, &st); err != nil {
+				return nil, err
+			}
+			st["commands"].(map[string]any)[id] = map[string]any{"operation": op, "argsSha256": argsSHA(op, args), "status": "pending", "at": 1}
+			return json.Marshal(st)
+		}); err != nil {
+			t.Fatal(err)
 		}
-		st["commands"].(map[string]any)["cmd-4"] = map[string]any{"operation": control.OpMissionCreate, "argsSha256": argsSHA(control.OpMissionCreate, req), "status": "pending", "at": 1}
-		return json.Marshal(st)
-	}); err != nil {
+	}
+	made, _, err := f.svc.CreateMissionOnce(ctx, "crashed-daemon", "control:cmd-4", req) // what the killed daemon did
+	if err != nil {
 		t.Fatal(err)
 	}
+	pending("cmd-4", control.OpMissionCreate, req)
 	before := len(f.missions(t))
-	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-4", req, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidState}) {
-		t.Fatalf("repeat of a pending command: %v", err)
+	var settled mission.Mission
+	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-4", req, &settled); err != nil || settled.ID != made.ID {
+		t.Fatalf("repeat of a pending create whose mission exists: %v, got %s want %s", err, settled.ID, made.ID)
 	}
 	if len(f.missions(t)) != before {
-		t.Fatal("a repeat of a pending command created a mission")
+		t.Fatal("a repeat of a pending command created a second mission")
+	}
+	pending("cmd-5", control.OpMissionCreate, req)
+	if err := f.client.Call(ctx, control.OpMissionCreate, "cmd-5", req, &settled); err != nil || len(f.missions(t)) != before+1 {
+		t.Fatalf("repeat of a pending create whose mission was never made: %v, %d missions, want %d", err, len(f.missions(t)), before+1)
+	}
+	if r, err := f.client.CallResponse(ctx, control.OpMissionCreate, "cmd-5", req, nil); err != nil || !r.Replayed || len(f.missions(t)) != before+1 {
+		t.Fatalf("the settled record replays: %+v %v", r, err)
+	}
+	// Other mutations are not keyed: a pending one's outcome is unknown,
+	// so a repeat is invalid_state and calls nothing.
+	pending("cmd-6", control.OpMissionCancel, control.MissionArgs{MissionID: made.ID})
+	if err := f.client.Call(ctx, control.OpMissionCancel, "cmd-6", control.MissionArgs{MissionID: made.ID}, nil); !errors.Is(err, &control.Error{Code: control.CodeInvalidState}) {
+		t.Fatalf("repeat of a pending cancel: %v", err)
+	}
+	if m, err := f.svc.GetMission(ctx, made.ID); err != nil || m.Status != "queued" {
+		t.Fatalf("a repeat of a pending cancel cancelled: %+v %v", m, err)
 	}
 	// No command_id on a mutation: refused, nothing created.
 	n := len(f.missions(t))
@@ -230,7 +257,7 @@ func TestRejectedFrames(t *testing.T) {
 		{"kind unknown", frame(env(func(e *control.Envelope) { e.Kind = "command" })), control.CodeMalformedFrame},
 		{"no message id", frame(env(func(e *control.Envelope) { e.MessageID = "" })), control.CodeMalformedFrame},
 		{"unknown operation", frame(env(func(e *control.Envelope) { e.Operation = "mission.delete" })), control.CodeUnsupportedOperation},
-		{"client.start not built", frame(env(func(e *control.Envelope) { e.Operation = "client.start" })), control.CodeUnsupportedOperation},
+		{"overlay.status not built", frame(env(func(e *control.Envelope) { e.Operation = "overlay.status" })), control.CodeUnsupportedOperation},
 		{"unknown payload field", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m"},"force":true}`)), control.CodeMalformedFrame},
 		{"unknown argument", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m","sudo":true}}`)), control.CodeMalformedFrame},
 		{"cursor on a mutation", frame(withPayload(`{"command_id":"cmd-x","args":{"objective":"x","workspace":"plain","model":"m"},"cursor":{"daemon_id":"d","event_sequence":1,"journal_event_id":0}}`)), control.CodeMalformedFrame},

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aos-run/aos/internal/clients"
+	"github.com/aos-run/aos/internal/integrate"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 )
@@ -21,10 +23,13 @@ const (
 	OpProjectList   = "project.list"
 	OpBlockerList   = "blocker.list"
 	OpProcessStatus = "process.status"
-	OpMissionList   = "mission.list"
-	OpMissionShow   = "mission.show"
-	OpMissionEvents = "mission.events"
-	opSubscribe     = "events.subscribe"
+	// OpIntegrationStatus reads the change-set integration queues
+	// (internal/integrate).
+	OpIntegrationStatus = "integration.status"
+	OpMissionList       = "mission.list"
+	OpMissionShow       = "mission.show"
+	OpMissionEvents     = "mission.events"
+	opSubscribe         = "events.subscribe"
 
 	OpProjectStart   = "project.start"
 	OpProjectStop    = "project.stop"
@@ -33,6 +38,11 @@ const (
 	OpMissionCancel  = "mission.cancel"
 	OpMissionMessage = "mission.message"
 	OpWaitResolve    = "wait.resolve"
+
+	OpClientStart  = "client.start"
+	OpClientStop   = "client.stop"
+	OpClientFocus  = "client.focus"
+	OpClientDetail = "client.detail"
 )
 
 // OpSubscribe opens the event stream on its connection.
@@ -51,6 +61,22 @@ type (
 	ProjectResumeArgs struct {
 		ProjectID string `json:"project_id"`
 		MissionID string `json:"mission_id,omitempty"`
+	}
+	// IntegrationArgs filter integration.status: a repository's path and a
+	// target branch, each optional.
+	IntegrationArgs struct {
+		Repo   string `json:"repo,omitempty"`
+		Target string `json:"target,omitempty"`
+	}
+	// ClientArgs name a client kind.
+	ClientArgs struct {
+		Kind string `json:"kind"`
+	}
+	// ClientDetailArgs route a detail from one client kind to another.
+	ClientDetailArgs struct {
+		From   string          `json:"from"`
+		To     string          `json:"to"`
+		Detail json.RawMessage `json:"detail"`
 	}
 	// MissionArgs names a mission.
 	MissionArgs struct {
@@ -110,6 +136,8 @@ type ProcessStatus struct {
 	StartedAt int64  `json:"started_at"`
 	UptimeMs  int64  `json:"uptime_ms"`
 	Version   string `json:"version"`
+	// Clients are the daemon's client processes (none when it has none).
+	Clients []clients.Status `json:"clients"`
 }
 
 // RuntimeStatus is runtime.status's result.
@@ -155,6 +183,12 @@ var handlers = map[string]handler{
 		return RuntimeStatus{Process: s.process(), Snapshot: s.marker(), Status: s.opts.Service.Status(ctx)}, nil
 	}),
 	OpProcessStatus: op(false, func(_ context.Context, s *Server, _ NoArgs) (any, error) { return s.process(), nil }),
+	OpIntegrationStatus: op(false, func(ctx context.Context, s *Server, a IntegrationArgs) (any, error) {
+		if s.opts.Integrations == nil {
+			return []integrate.Queue{}, nil
+		}
+		return integrate.Queues(ctx, s.opts.Integrations, a.Repo, a.Target)
+	}),
 	OpProjectList: op(false, func(ctx context.Context, s *Server, _ NoArgs) (any, error) {
 		return s.opts.Service.ListProjects(ctx)
 	}),
@@ -212,13 +246,29 @@ var handlers = map[string]handler{
 	}),
 
 	OpMissionCreate: op(true, func(ctx context.Context, s *Server, a mission.CreateRequest) (any, error) {
-		return s.opts.Service.CreateMission(ctx, actor(), a)
+		return createOnce(ctx, s, a)
 	}),
 	OpProjectStart: op(true, func(ctx context.Context, s *Server, a mission.CreateRequest) (any, error) {
 		if a.ProjectID == "" {
 			return nil, &mission.Error{Code: mission.CodeInvalidInput, Msg: "project.start needs projectId"}
 		}
-		return s.opts.Service.CreateMission(ctx, actor(), a)
+		return createOnce(ctx, s, a)
+	}),
+	OpClientStart: op(true, func(_ context.Context, s *Server, a ClientArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) { return m.Start(a.Kind) })
+	}),
+	OpClientStop: op(true, func(_ context.Context, s *Server, a ClientArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) { return m.Stop(a.Kind) })
+	}),
+	OpClientFocus: op(true, func(_ context.Context, s *Server, a ClientArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) { return m.Focus(a.Kind) })
+	}),
+	OpClientDetail: op(true, func(ctx context.Context, s *Server, a ClientDetailArgs) (any, error) {
+		return clientCall(s, func(m *clients.Manager) (clients.Status, error) {
+			ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			return m.Detail(ctx, a.From, a.To, a.Detail)
+		})
 	}),
 	OpMissionCancel: op(true, func(ctx context.Context, s *Server, a MissionArgs) (any, error) {
 		return s.opts.Service.CancelMission(ctx, actor(), a.MissionID)
@@ -288,7 +338,12 @@ var handlers = map[string]handler{
 }
 
 func (s *Server) process() ProcessStatus {
-	return ProcessStatus{DaemonID: s.id, PID: os.Getpid(), StartedAt: s.started.UnixMilli(), UptimeMs: time.Since(s.started).Milliseconds(), Version: s.opts.Version}
+	ps := ProcessStatus{DaemonID: s.id, PID: os.Getpid(), StartedAt: s.started.UnixMilli(), UptimeMs: time.Since(s.started).Milliseconds(), Version: s.opts.Version,
+		Clients: []clients.Status{}}
+	if s.opts.Clients != nil {
+		ps.Clients = s.opts.Clients.Status()
+	}
+	return ps
 }
 
 // dispatch runs a request: the operation must be known, the payload and
@@ -325,6 +380,7 @@ func (s *Server) dispatch(ctx context.Context, env Envelope) (Response, *Error) 
 		}
 		return Response{Result: b}, nil
 	}
+	ctx = context.WithValue(ctx, commandIDKey{}, req.CommandID)
 	return s.mutate(ctx, env.Operation, req.CommandID, req.Args, func() (any, error) { return h.run(ctx, s, args) })
 }
 
@@ -361,4 +417,39 @@ func (s *Server) internal(doing string, err error) *Error {
 	corr := "c_" + randomID()[:12]
 	s.log.Error("control: internal failure", "doing", doing, "correlation", corr, "err", err.Error())
 	return &Error{Code: CodeInternal, Message: "internal failure (" + corr + "); see the server log", Retryable: true}
+}
+
+// commandIDKey is the context key of the command_id a mutation runs under.
+type commandIDKey struct{}
+
+// createOnce creates a mission keyed by the request's command_id
+// (mission.Service.CreateMissionOnce): the mission's row is the command's
+// outcome, in the same transaction, so a command left pending by a crash
+// is settled by running it again (onceOps).
+func createOnce(ctx context.Context, s *Server, a mission.CreateRequest) (any, error) {
+	id, _ := ctx.Value(commandIDKey{}).(string)
+	m, _, err := s.opts.Service.CreateMissionOnce(ctx, actor(), "control:"+id, a)
+	return m, err
+}
+
+// onceOps are the mutations that are idempotent by their command_id
+// (createOnce): a record left pending by a crash is settled by running the
+// command again, which finds what the first run made or makes it once.
+var onceOps = map[string]bool{OpMissionCreate: true, OpProjectStart: true}
+
+// clientCall runs a client operation on the daemon's client manager and
+// maps its refusals onto the service's (so a refused command leaves no
+// command record, and the codes match the other operations').
+func clientCall(s *Server, fn func(*clients.Manager) (clients.Status, error)) (any, error) {
+	if s.opts.Clients == nil {
+		return nil, &mission.Error{Code: mission.CodeNotFound, Msg: "this daemon declares no client programs"}
+	}
+	st, err := fn(s.opts.Clients)
+	var ce *clients.Error
+	if errors.As(err, &ce) {
+		code := map[clients.Code]mission.Code{clients.CodeInvalid: mission.CodeInvalidInput, clients.CodeUnknownKind: mission.CodeNotFound,
+			clients.CodeInvalidState: mission.CodeConflict, clients.CodeNotAllowed: mission.CodeForbidden}[ce.Code]
+		return nil, &mission.Error{Code: code, Msg: ce.Msg}
+	}
+	return st, err
 }

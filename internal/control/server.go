@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/aos-run/aos/internal/clients"
 	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/mission"
 )
@@ -38,6 +39,12 @@ type Options struct {
 	Service *mission.Service
 	// Commands keeps the durable command_id records.
 	Commands *hoststate.Store
+	// Clients is the daemon's client-process manager (client.*); nil:
+	// the daemon declares none.
+	Clients *clients.Manager
+	// Integrations holds the change-set integration records that
+	// integration.status reads (aos integrate writes them); nil: none.
+	Integrations *hoststate.Store
 	// Retain is how many events are kept for replay (4096 when 0).
 	Retain int
 	// Logger gets internal failures with their correlation id.

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/aos-run/aos/internal/clients"
 	"github.com/aos-run/aos/internal/control"
 	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/kernel"
@@ -22,6 +23,10 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("AOS_TEST_CHILD") == "peer" {
 		peerChild()
+		return
+	}
+	if os.Getenv("AOS_TEST_CHILD") == "client" {
+		clientChild()
 		return
 	}
 	goleak.VerifyTestMain(m)
@@ -56,13 +61,15 @@ func createFrame(msgID, cmdID, workspace string) control.Envelope {
 type fixture struct {
 	svc     *mission.Service
 	cmds    *hoststate.Store
+	ints    *hoststate.Store
+	clients *clients.Manager
 	dataDir string
 	srv     *control.Server
 	client  *control.Client
 	stop    func()
 }
 
-func setup(t *testing.T, retain int) *fixture {
+func setup(t *testing.T, retain int, mods ...func(*fixture)) *fixture {
 	t.Helper()
 	db := storetest.New(t, "sqlite")
 	root := t.TempDir()
@@ -75,6 +82,12 @@ func setup(t *testing.T, retain int) *fixture {
 	if f.cmds, err = hoststate.Open(filepath.Join(f.dataDir, "host"), "control-commands", hoststate.Hooks{}); err != nil {
 		t.Fatal(err)
 	}
+	if f.ints, err = hoststate.Open(filepath.Join(f.dataDir, "host"), "integrations", hoststate.Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		m(f)
+	}
 	f.start(t, retain)
 	return f
 }
@@ -85,7 +98,7 @@ func (f *fixture) start(t *testing.T, retain int) {
 	if f.stop != nil {
 		f.stop()
 	}
-	srv, err := control.New(control.Options{Service: f.svc, Commands: f.cmds, Retain: retain})
+	srv, err := control.New(control.Options{Service: f.svc, Commands: f.cmds, Integrations: f.ints, Clients: f.clients, Retain: retain})
 	if err != nil {
 		t.Fatal(err)
 	}

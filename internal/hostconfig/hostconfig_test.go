@@ -174,6 +174,11 @@ func TestStrictErrors(t *testing.T) {
 		{"no version", "defaults: {model: x}\n", "", ":1: version: unsupported schema version 0"},
 		{"empty", "# nothing\n", "", ": empty"},
 		{"not a mapping", "- a\n", "", ":1: the document must be a mapping"},
+		{"client relative program", "", "version: 1\nclients:\n  - kind: viewer\n    argv: [viewer]\n", ":4: clients[0].argv[0]: must be an absolute path"},
+		{"client bad restart", "", "version: 1\nclients:\n  - kind: viewer\n    argv: [/bin/v]\n    restart: always\n", ":5: clients[0].restart: \"always\" is not one of"},
+		{"client duplicate kind", "", "version: 1\nclients:\n  - {kind: v, argv: [/bin/v]}\n  - {kind: v, argv: [/bin/w]}\n", ":4: clients[1].kind: client kind \"v\" declared twice"},
+		{"client detail to unknown", "", "version: 1\nclients:\n  - {kind: v, argv: [/bin/v], detail_to: [console]}\n", ":3: clients[0].detail_to[0]: \"console\" is not another declared client kind"},
+		{"client environment refused", "", "version: 1\nclients:\n  - {kind: v, argv: [/bin/v], env: {TOKEN: x}}\n", ":3: clients[0].env: unknown field"},
 		{"unknown failover class", "version: 1\nselection:\n  failover_on: [quota, bored]\n", "", ":3: selection.failover_on[1]:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -322,6 +322,8 @@ func parseRepo(file string, data []byte) (*RepoFile, *parsed, error) {
 	return &rf, p, nil
 }
 
+var clientKind = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+
 // ParseUser strictly parses a user-local file's content.
 func ParseUser(file string, data []byte) (*UserFile, error) {
 	uf, _, err := parseUser(file, data)
@@ -358,6 +360,35 @@ func parseUser(file string, data []byte) (*UserFile, *parsed, error) {
 		}
 		ids[pr.ID] = i
 		c.layer(pf+".overrides", &uf.Projects[i].Overrides)
+	}
+	kinds := map[string]int{}
+	for i, cp := range uf.Clients {
+		pf := fmt.Sprintf("clients[%d]", i)
+		if !clientKind.MatchString(cp.Kind) {
+			c.fail(pf+".kind", "want [a-z][a-z0-9-]{0,31}")
+		}
+		if j, dup := kinds[cp.Kind]; dup {
+			c.fail(pf+".kind", "client kind %q declared twice (also clients[%d])", cp.Kind, j)
+		}
+		kinds[cp.Kind] = i
+		if len(cp.Argv) == 0 {
+			c.fail(pf+".argv", "want the program's absolute path and its arguments")
+		} else {
+			c.absPath(pf+".argv[0]", cp.Argv[0])
+		}
+		if cp.Restart != "" {
+			r := cp.Restart
+			c.oneOf(pf+".restart", &r, map[string]bool{"never": true, "on-crash": true})
+		}
+		mr := cp.MaxRestarts
+		c.nonNegative(pf+".max_restarts", &mr)
+	}
+	for i, cp := range uf.Clients {
+		for j, k := range cp.DetailTo {
+			if _, ok := kinds[k]; !ok || k == cp.Kind {
+				c.fail(fmt.Sprintf("clients[%d].detail_to[%d]", i, j), "%q is not another declared client kind", k)
+			}
+		}
 	}
 	if c.err != nil {
 		return nil, nil, c.err

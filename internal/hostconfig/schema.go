@@ -17,6 +17,19 @@ type UserFile struct {
 	Paths     Paths     `yaml:"paths"`
 	Overrides Layer     `yaml:"overrides"`
 	Projects  []Project `yaml:"projects"`
+	// Clients declares the client programs aos up owns (seed 002 S15).
+	Clients []ClientProgram `yaml:"clients"`
+}
+
+// ClientProgram declares one client program of the daemon: its kind, the
+// program (an absolute path) and its arguments, its restart policy and the
+// kinds it may route details to (internal/clients.Spec).
+type ClientProgram struct {
+	Kind        string   `yaml:"kind"`
+	Argv        []string `yaml:"argv"`
+	Restart     string   `yaml:"restart"`
+	MaxRestarts int      `yaml:"max_restarts"`
+	DetailTo    []string `yaml:"detail_to"`
 }
 
 // Paths are device-local roots; each, when set, must be absolute.

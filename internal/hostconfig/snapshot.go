@@ -25,11 +25,7 @@ func UserPath(getenv func(string) string) (string, error) {
 	}
 	home := getenv("HOME")
 	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("hostconfig: no XDG_CONFIG_HOME and no home directory: %w", err)
-		}
-		home = h
+		return "", errors.New("hostconfig: no XDG_CONFIG_HOME and no home directory (HOME)")
 	}
 	return filepath.Join(home, ".config", "aos", "config.yaml"), nil
 }

@@ -77,6 +77,26 @@ func (k *Kernel) workBellChan() <-chan struct{} {
 }
 
 // newID returns a random UUID v4.
+// validUUID reports whether s is a UUID as newID writes them.
+func validUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -138,6 +158,10 @@ func (k *Kernel) event(ctx context.Context, q store.Queries, missionID, runID st
 
 // MissionSpec creates a mission and its root run.
 type MissionSpec struct {
+	// ID, when set, is the mission's id: a UUID the caller derived from
+	// its own idempotency key, so that a repeated creation finds the
+	// mission instead of making a second one. Empty: a new random id.
+	ID        string
 	ProjectID string
 	Title     string
 	// Spec is stored on the mission as given (objective, criteria, …).
@@ -166,6 +190,12 @@ func (k *Kernel) CreateMission(ctx context.Context, s MissionSpec) (missionID, r
 		return "", "", err
 	}
 	missionID, rootRunID = newID(), newID()
+	if s.ID != "" {
+		if !validUUID(s.ID) {
+			return "", "", &Error{Code: CodeInvalidInput, Seq: -1, Msg: "a mission id must be a UUID"}
+		}
+		missionID = s.ID
+	}
 	now := k.now()
 	err = k.tx(ctx, func(q store.Queries) error {
 		if err := q.InsertMission(ctx, store.Mission{ID: missionID, ProjectID: s.ProjectID, Title: s.Title, Spec: spec, Status: StatusQueued,

@@ -30,14 +30,14 @@ var allowed = map[string][]string{
 	"cmd/aos": {"internal/cli"},
 
 	// Front ends: they call the mission service and present its results.
-	"internal/cli": {"internal/agent", "internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo",
-		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/kernel", "internal/metrics", "internal/mission",
+	"internal/cli": {"internal/agent", "internal/api", "internal/auth", "internal/backend", "internal/client", "internal/clients", "internal/config", "internal/control", "internal/demo",
+		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/integrate", "internal/kernel", "internal/metrics", "internal/mission",
 		"internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
 	"internal/api": {"internal/agent", "internal/auth", "internal/console", "internal/metrics", "internal/mission", "internal/wire"},
 	// The local control socket is a front end: it calls the mission
 	// service (and the kernel's event feed), never the store or another
 	// front end.
-	"internal/control": {"internal/hoststate", "internal/kernel", "internal/mission"},
+	"internal/control": {"internal/clients", "internal/hoststate", "internal/integrate", "internal/kernel", "internal/mission"},
 	// The web console is static assets and their headers; the API mounts it.
 	"internal/console": nil,
 	// The API client speaks HTTP with the wire types only: it must not link
@@ -79,6 +79,10 @@ var allowed = map[string][]string{
 	"internal/demo":      {"internal/gitx"},
 	"internal/termtext":  nil,
 	"internal/hoststate": nil, // host state files, stdlib only
+	"internal/clients":   nil, // the daemon's client processes, stdlib only
+	// Ordered integration of change sets: host git and host state records;
+	// the caller loads change sets.
+	"internal/integrate": {"internal/gitx", "internal/hoststate"},
 	// Project configuration files (.aos/config.yaml).
 	"internal/hostconfig": {"internal/termtext"},
 	// Prometheus metrics over the store's counts and the model calls.

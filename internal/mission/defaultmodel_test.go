@@ -10,6 +10,7 @@ import (
 
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/provider/script/scripttest"
 	"github.com/aos-run/aos/internal/store/storetest"
 )
 
@@ -18,6 +19,9 @@ import (
 // a scripted model server's base URL alone makes no real model available,
 // and then creation is refused with an error that says how to choose one.
 func TestDefaultModel(t *testing.T) {
+	// A reachable local endpoint: the scripted server's Chat Completions,
+	// listing one local model that can call tools.
+	local := scripttest.Start(t, "models: [qwen3-coder]\nscripts: []\n").OpenAIBaseURL()
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -31,6 +35,9 @@ func TestDefaultModel(t *testing.T) {
 		{name: "both keys: Anthropic first", env: map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}, want: "claude-opus-5-5"},
 		{name: "the owner's setting wins", env: map[string]string{"ANTHROPIC_API_KEY": "k"}, setting: "claude-haiku-5-5", want: "claude-haiku-5-5"},
 		{name: "the owner's setting without keys", setting: "gpt-6-luna", want: "gpt-6-luna"},
+		{name: "a reachable local endpoint", env: map[string]string{"AOS_LOCAL_BASE_URL": local}, want: "local:qwen3-coder"},
+		{name: "a key before the local endpoint", env: map[string]string{"AOS_LOCAL_BASE_URL": local, "OPENAI_API_KEY": "k"}, want: "gpt-6.1-sol"},
+		{name: "an unreachable local endpoint", env: map[string]string{"AOS_LOCAL_BASE_URL": "http://127.0.0.1:1/v1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -51,7 +58,7 @@ func TestDefaultModel(t *testing.T) {
 				if !errors.Is(err, mission.ErrInvalidInput) {
 					t.Fatalf("created without any model: %+v, %v", m, err)
 				}
-				for _, hint := range []string{"--model", "aos settings set --default-model", "aos models", "script:NAME"} {
+				for _, hint := range []string{"--model", "aos settings set --default-model", "aos models", "script:NAME", "AOS_LOCAL_BASE_URL"} {
 					if !strings.Contains(err.Error(), hint) {
 						t.Errorf("error %q does not say %q", err, hint)
 					}

@@ -28,7 +28,7 @@ func (s *Service) CheckEngine(ctx context.Context, engine string) error {
 		return err
 	}
 	if model == "" {
-		m, err := s.availableModel()
+		m, err := s.availableModel(ctx)
 		if err != nil {
 			return err
 		}

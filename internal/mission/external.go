@@ -73,7 +73,7 @@ func (s *Service) createExternal(ctx context.Context, actor Actor, req CreateReq
 	if req.Local {
 		logic = backend.LocalLogicName // only aos run's process (or aos resume) claims it
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}

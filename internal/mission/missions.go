@@ -104,7 +104,7 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if in.Model == "" {
 		// Nothing named a model: the first available one, else a refusal
 		// that says how to choose one.
-		if in.Model, err = s.availableModel(); err != nil {
+		if in.Model, err = s.availableModel(ctx); err != nil {
 			return Mission{}, err
 		}
 	}
@@ -137,7 +137,7 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if req.Local {
 		logic = engine.LocalLogicName
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}

@@ -22,7 +22,7 @@ type Options struct {
 	Version string
 	// DataDir is the server's data dir, reported by Status.
 	DataDir string
-	// Getenv reads the environment (os.Getenv in production): provider key
+	// Getenv reads the environment the CLI passes down (nil: empty): provider key
 	// presence for Status, and keys and base URLs for the model adapters
 	// that list models. A key is never returned, logged or stored.
 	Getenv func(string) string

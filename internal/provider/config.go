@@ -2,7 +2,6 @@ package provider
 
 import (
 	"net/http"
-	"os"
 	"slices"
 	"time"
 )
@@ -21,8 +20,8 @@ type Config struct {
 	// BaseURL overrides the provider's base URL (and its *_BASE_URL
 	// variable). The Anthropic base URL has no /v1; OpenAI's ends in /v1.
 	BaseURL string
-	// Getenv reads the environment; nil means os.Getenv. Tests pass a
-	// function over a map instead of mutating the process environment.
+	// Getenv reads the environment the CLI's root passed down; nil means
+	// an empty environment (no keys). Tests pass a function over a map.
 	Getenv func(string) string
 	// KeyEnv overrides the name of the API key variable (compat endpoints
 	// often need none: leave it empty there).
@@ -42,7 +41,7 @@ type Config struct {
 }
 
 // Env returns the value of the environment variable name through
-// c.Getenv, or os.Getenv when it is nil.
+// c.Getenv, or "" when it is nil.
 func (c Config) Env(name string) string {
 	if name == "" {
 		return ""
@@ -50,7 +49,7 @@ func (c Config) Env(name string) string {
 	if c.Getenv != nil {
 		return c.Getenv(name)
 	}
-	return os.Getenv(name)
+	return ""
 }
 
 // Prices returns the price book for this configuration: the catalogue

@@ -196,19 +196,20 @@ func (c Config) resolve() (Config, error) {
 	return c, nil
 }
 
-// ConfigFromEnv returns the Config the worker and the CLI share: dataDir
-// hidden, AOS_SANDBOX_EXTRA_DENY_READ and AOS_SANDBOX_EXTRA_ALLOW_READ
+// ConfigFromEnv returns the Config the worker and the CLI share, read
+// through getenv (the environment the CLI's root passes down): dataDir
+// hidden, HOME as HostHome, AOS_SANDBOX_EXTRA_DENY_READ and AOS_SANDBOX_EXTRA_ALLOW_READ
 // (comma-separated paths, made absolute against the current directory) as
 // ExtraDenyRead and AllowRead, AOS_ENV_FILE as an env file, and the limits
 // AOS_SANDBOX_MAX_PROCS, AOS_SANDBOX_MAX_MEMORY, AOS_SANDBOX_MAX_FILE_SIZE,
 // AOS_SANDBOX_MAX_OPEN_FILES and AOS_SANDBOX_MAX_DISK (a number, sizes
 // with an optional K, M, G or T suffix in powers of 1024, or "unlimited").
 // A malformed limit makes New fail.
-func ConfigFromEnv(dataDir string) Config {
-	c := Config{DataDir: dataDir}
-	c.ExtraDenyRead = absList(os.Getenv("AOS_SANDBOX_EXTRA_DENY_READ"))
-	c.AllowRead = absList(os.Getenv("AOS_SANDBOX_EXTRA_ALLOW_READ"))
-	if p := os.Getenv("AOS_ENV_FILE"); p != "" {
+func ConfigFromEnv(getenv func(string) string, dataDir string) Config {
+	c := Config{DataDir: dataDir, HostHome: getenv("HOME")}
+	c.ExtraDenyRead = absList(getenv("AOS_SANDBOX_EXTRA_DENY_READ"))
+	c.AllowRead = absList(getenv("AOS_SANDBOX_EXTRA_ALLOW_READ"))
+	if p := getenv("AOS_ENV_FILE"); p != "" {
 		if abs, err := filepath.Abs(p); err == nil {
 			c.EnvFiles = append(c.EnvFiles, abs)
 		}
@@ -223,7 +224,7 @@ func ConfigFromEnv(dataDir string) Config {
 		{"AOS_SANDBOX_MAX_OPEN_FILES", &c.Limits.MaxOpenFiles},
 		{"AOS_SANDBOX_MAX_DISK", &c.Limits.MaxDisk},
 	} {
-		v, err := ParseLimit(os.Getenv(l.env))
+		v, err := ParseLimit(getenv(l.env))
 		if err != nil && c.envErr == nil {
 			c.envErr = &SpecError{Field: "config", Reason: fmt.Sprintf("%s: %v", l.env, err)}
 		}

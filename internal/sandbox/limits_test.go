@@ -189,14 +189,20 @@ func TestParseLimit(t *testing.T) {
 // TestConfigFromEnvLimits: the AOS_SANDBOX_MAX_* variables reach the
 // limits, and a malformed one makes New fail instead of running unbounded.
 func TestConfigFromEnvLimits(t *testing.T) {
-	t.Setenv("AOS_SANDBOX_MAX_PROCS", "100")
-	t.Setenv("AOS_SANDBOX_MAX_MEMORY", "1G")
-	t.Setenv("AOS_SANDBOX_MAX_FILE_SIZE", "unlimited")
-	t.Setenv("AOS_SANDBOX_MAX_DISK", "")
-	t.Setenv("AOS_SANDBOX_EXTRA_ALLOW_READ", "/opt/tools, /srv/data")
-	c := sandbox.ConfigFromEnv("/var/lib/aos")
+	env := map[string]string{
+		"AOS_SANDBOX_MAX_PROCS":        "100",
+		"AOS_SANDBOX_MAX_MEMORY":       "1G",
+		"AOS_SANDBOX_MAX_FILE_SIZE":    "unlimited",
+		"AOS_SANDBOX_EXTRA_ALLOW_READ": "/opt/tools, /srv/data",
+		"HOME":                         "/home/owner",
+	}
+	getenv := func(k string) string { return env[k] }
+	c := sandbox.ConfigFromEnv(getenv, "/var/lib/aos")
 	if c.Limits.MaxProcs != 100 || c.Limits.MaxMemory != 1<<30 || c.Limits.MaxFileSize != -1 || c.Limits.MaxDisk != 0 {
 		t.Errorf("limits %+v", c.Limits)
+	}
+	if c.HostHome != "/home/owner" {
+		t.Errorf("host home %q, want HOME's", c.HostHome)
 	}
 	if strings.Join(c.AllowRead, ",") != "/opt/tools,/srv/data" {
 		t.Errorf("allow read %v", c.AllowRead)
@@ -204,8 +210,8 @@ func TestConfigFromEnvLimits(t *testing.T) {
 	if _, err := sandbox.New(c); err != nil {
 		t.Errorf("valid config: %v", err)
 	}
-	t.Setenv("AOS_SANDBOX_MAX_MEMORY", "lots")
-	if _, err := sandbox.New(sandbox.ConfigFromEnv("/var/lib/aos")); err == nil || !strings.Contains(err.Error(), "AOS_SANDBOX_MAX_MEMORY") {
+	env["AOS_SANDBOX_MAX_MEMORY"] = "lots"
+	if _, err := sandbox.New(sandbox.ConfigFromEnv(getenv, "/var/lib/aos")); err == nil || !strings.Contains(err.Error(), "AOS_SANDBOX_MAX_MEMORY") {
 		t.Errorf("malformed limit: err %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/aos-run/aos/internal/engine"
@@ -19,8 +18,8 @@ import (
 
 // AdapterFunc builds adapters for models from the environment: keys and
 // base URLs are read by the adapters themselves (ANTHROPIC_API_KEY, …).
-// getenv, when non-nil, replaces os.Getenv (the demo passes a fake key for
-// its scripted model and nothing else). models adds priced or local models.
+// getenv reads the environment the CLI passed down (the demo passes a fake
+// key for its scripted model and nothing else); nil is an empty one. models adds priced or local models.
 // Local models ("local:NAME") go to AOS_LOCAL_BASE_URL.
 func AdapterFunc(baseURL string, getenv func(string) string, models ...provider.ModelInfo) func(model string) (provider.Adapter, error) {
 	return Adapters(AdapterOptions{BaseURL: baseURL, Getenv: getenv, Models: models})
@@ -31,7 +30,8 @@ type AdapterOptions struct {
 	// BaseURL overrides the Anthropic and OpenAI base URLs (tests point
 	// them at the scripted model server); local models never use it.
 	BaseURL string
-	// Getenv reads the environment; nil means os.Getenv.
+	// Getenv reads the environment the CLI passed down; nil means an
+	// empty one (no keys).
 	Getenv func(string) string
 	// Models adds priced or local models.
 	Models []provider.ModelInfo
@@ -49,7 +49,7 @@ type AdapterOptions struct {
 func Adapters(o AdapterOptions) func(model string) (provider.Adapter, error) {
 	getenv := o.Getenv
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = func(string) string { return "" }
 	}
 	return func(model string) (provider.Adapter, error) {
 		id, ok := registry.ProviderFor(model)

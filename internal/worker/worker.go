@@ -53,7 +53,8 @@ func Logics() map[string]kernel.Logic {
 // Run runs a worker until ctx ends, then hands its runs over. At start it
 // runs the sandbox's canary probe: a failure is logged with its fix, and
 // the shell then refuses every command (it fails closed) while the rest of
-// the agent keeps working.
+// the agent keeps working. Every environment variable is read through
+// cfg.Getenv.
 func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version string) error {
 	st, err := Open(ctx, cfg)
 	if err != nil {
@@ -65,7 +66,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	if err := SeedPrices(ctx, st, time.Now().UnixMilli()); err != nil {
 		return err
 	}
-	sb, err := sandbox.New(sandbox.ConfigFromEnv(cfg.DataDir))
+	sb, err := sandbox.New(sandbox.ConfigFromEnv(cfg.Getenv, cfg.DataDir))
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
@@ -80,7 +81,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 		log.Info("sandbox probe passed")
 	}
 	logics := Logics()
-	adapters := Adapters(AdapterOptions{LocalSetting: LocalSetting(st), Observer: m})
+	adapters := Adapters(AdapterOptions{Getenv: cfg.Getenv, LocalSetting: LocalSetting(st), Observer: m})
 	logics[engine.LogicName] = engine.AgentLogic(EngineDeps(k, cfg.DataDir, ObserveCommands(sb, m), adapters))
 	if cfg.MetricsAddr != "" {
 		ln, err := net.Listen("tcp", cfg.MetricsAddr)
@@ -94,7 +95,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	swept := make(chan struct{})
 	go func() { defer close(swept); SweepWorktrees(sweepCtx, st, engine.DefaultWorktreeRoot(cfg.DataDir), log) }()
 	defer func() { stopSweep(); <-swept }()
-	logics[backend.LogicName] = backend.Logic(BackendDeps(k, cfg.DataDir, cfg.WorkspaceRoot, sb, nil))
+	logics[backend.LogicName] = backend.Logic(BackendDeps(k, cfg.DataDir, cfg.WorkspaceRoot, sb, cfg.Getenv))
 	return k.RunWorker(ctx, kernel.WorkerConfig{ID: cfg.WorkerID, Concurrency: cfg.MaxConcurrentRuns, Logics: logics})
 }
 

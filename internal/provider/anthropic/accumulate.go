@@ -13,8 +13,7 @@ import (
 // needs back verbatim (thinking text and signature, redacted data, unknown
 // blocks as received).
 type accumulator struct {
-	onDelta func(provider.Delta)
-	emitted bool
+	onDelta func(provider.Delta) // provider.RetryPolicy.Stream's emit
 	done    bool
 	model   string
 	blocks  []*blockAcc
@@ -37,10 +36,7 @@ func newAccumulator(onDelta func(provider.Delta)) *accumulator {
 }
 
 func (a *accumulator) delta(t provider.DeltaType, s string) {
-	if a.onDelta != nil && s != "" {
-		a.onDelta(provider.Delta{Type: t, Text: s})
-		a.emitted = true
-	}
+	a.onDelta(provider.Delta{Type: t, Text: s})
 }
 
 func (a *accumulator) block(i int64) *blockAcc {

@@ -74,11 +74,11 @@ func (a *Adapter) ID() provider.ID { return provider.Anthropic }
 // Price implements provider.Adapter.
 func (a *Adapter) Price(model string, u provider.Usage) float64 { return a.prices.Price(model, u) }
 
-func (a *Adapter) checkKey() error {
-	if a.key == "" {
-		return &provider.MissingKeyError{Provider: provider.Anthropic, EnvVar: a.cfg.KeyEnv}
-	}
-	return nil
+func (a *Adapter) checkKey() error { return a.cred().Check() }
+
+// cred is the adapter's provider.Credential.
+func (a *Adapter) cred() provider.Credential {
+	return provider.Credential{Provider: provider.Anthropic, Key: a.key, KeyEnv: a.cfg.KeyEnv, BaseEnv: provider.EnvAnthropicBase, Real: a.real}
 }
 
 // model returns what aos knows of model: configuration, then catalogue.
@@ -125,9 +125,4 @@ func (a *Adapter) CheckModel(_ context.Context, model string) error {
 
 // scriptedServed refuses a scripted model when the adapter would send it to
 // the provider's real API.
-func (a *Adapter) scriptedServed(model string) error {
-	if a.real {
-		return &provider.ScriptedModelError{Model: model, EnvVar: provider.EnvAnthropicBase}
-	}
-	return nil
-}
+func (a *Adapter) scriptedServed(model string) error { return a.cred().Served(model) }

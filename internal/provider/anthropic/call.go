@@ -92,13 +92,8 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 	if err != nil {
 		return nil, err
 	}
-	var resp *provider.Response
-	streamed := false
-	attempts, err := a.cfg.Retry.Do(ctx, func(ctx context.Context, n int) error {
-		if streamed && req.OnDelta != nil {
-			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
-		}
-		acc := newAccumulator(req.OnDelta)
+	return a.cfg.Retry.Stream(ctx, provider.Anthropic, req.Model, req.OnDelta, func(ctx context.Context, n int, emit func(provider.Delta)) (*provider.Response, error) {
+		acc := newAccumulator(emit)
 		actx, wd, cancel := provider.StartWatchdog(ctx, a.cfg.IdleTimeout)
 		defer cancel()
 		// params still go to the SDK for the headers they carry (betas);
@@ -110,51 +105,25 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 			wd.Kick()
 			ev := stream.Current()
 			acc.add(&ev)
-			streamed = streamed || acc.emitted
 		}
 		if err := stream.Err(); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if werr := wd.Err(provider.Anthropic); werr != nil {
-				return werr
-			}
-			return a.mapError(err)
+			return nil, provider.StreamError(ctx, wd, provider.Anthropic, err, a.mapError)
 		}
 		if !acc.done {
-			return &provider.ProviderError{Provider: provider.Anthropic, Code: "truncated_stream", Retryable: true,
-				Message: "the stream ended before message_stop"}
+			return nil, provider.Truncated(provider.Anthropic, "before message_stop")
 		}
-		r, err := acc.response(req.Model)
-		if err != nil {
-			return err
-		}
-		resp = r
-		return nil
+		return acc.response(req.Model)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("anthropic call %s: %w", req.Model, err)
-	}
-	resp.Attempts = attempts
-	return resp, nil
 }
 
-// keyFor returns the request option that carries the key for model: none
-// (the client's key) when a key is set; the placeholder for a scripted
-// model without a key; else a *provider.MissingKeyError.
+// keyFor returns the request option that carries the key for model, as
+// provider.Credential decides it.
 func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
-	if provider.IsScripted(model) {
-		if err := a.scriptedServed(model); err != nil {
-			return nil, err
-		}
+	k, err := a.cred().For(model)
+	if err != nil || k == "" {
+		return nil, err
 	}
-	if a.key != "" {
-		return nil, nil
-	}
-	if provider.IsScripted(model) {
-		return []option.RequestOption{option.WithAPIKey(provider.ScriptedKey)}, nil
-	}
-	return nil, a.checkKey()
+	return []option.RequestOption{option.WithAPIKey(k)}, nil
 }
 
 // stopReason maps Anthropic's stop reason.

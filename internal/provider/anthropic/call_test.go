@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aos-run/aos/internal/provider"
 )
@@ -214,75 +212,5 @@ func TestPauseTurn(t *testing.T) {
 	}
 	if resp.Stop != provider.StopPauseTurn {
 		t.Errorf("stop = %s", resp.Stop)
-	}
-}
-
-func TestCancelMidStream(t *testing.T) {
-	t.Parallel()
-	b := setup(t, "name: stall\nturns: [{text: \"partial answer\", stall: true}]\n")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	started := make(chan struct{})
-	var once bool
-	go func() {
-		_, err := b.a.Call(ctx, provider.Request{Model: "script:stall", Transcript: b.a.InitTranscript("x"),
-			OnDelta: func(provider.Delta) {
-				if !once {
-					once = true
-					close(started)
-				}
-			}})
-		done <- err
-	}()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no delta streamed")
-	}
-	t0 := time.Now()
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("err = %v, want context.Canceled", err)
-		}
-		if d := time.Since(t0); d > 2*time.Second {
-			t.Errorf("cancel took %v", d)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Call did not return after cancel")
-	}
-}
-
-// TestRetryAfterPartialStreamResetsDeltas: a stream dropped after some
-// text is retried, and the deltas say so with a reset before the new ones.
-func TestRetryAfterPartialStreamResetsDeltas(t *testing.T) {
-	t.Parallel()
-	b := setup(t, "name: d\nturns: [{text: \"a fairly long answer that streams in several chunks\", error: {drop: true, times: 1, after_events: 5}}]\n")
-	var deltas []provider.Delta
-	resp, err := b.a.Call(context.Background(), provider.Request{Model: "script:d", Transcript: b.a.InitTranscript("x"),
-		OnDelta: func(d provider.Delta) { deltas = append(deltas, d) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Attempts != 2 {
-		t.Errorf("attempts = %d", resp.Attempts)
-	}
-	last, resets := -1, 0
-	for i, d := range deltas {
-		if d.Type == provider.DeltaReset {
-			last, resets = i, resets+1
-		}
-	}
-	if resets != 1 || last < 1 {
-		t.Fatalf("deltas = %+v", deltas)
-	}
-	var after strings.Builder
-	for _, d := range deltas[last+1:] {
-		after.WriteString(d.Text)
-	}
-	if after.String() != resp.Blocks[0].Text {
-		t.Errorf("deltas after reset = %q, want %q", after.String(), resp.Blocks[0].Text)
 	}
 }

@@ -82,12 +82,7 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 	if err != nil {
 		return nil, err
 	}
-	var resp *provider.Response
-	streamed := false
-	attempts, err := a.cfg.Retry.Do(ctx, func(ctx context.Context, n int) error {
-		if streamed && req.OnDelta != nil {
-			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
-		}
+	return a.cfg.Retry.Stream(ctx, provider.Compat, req.Model, req.OnDelta, func(ctx context.Context, n int, emit func(provider.Delta)) (*provider.Response, error) {
 		actx, wd, cancel := provider.StartWatchdog(ctx, a.cfg.IdleTimeout)
 		defer cancel()
 		stream := a.client.Chat.Completions.NewStreaming(actx, params, openai.AttemptOption(n), option.WithRequestBody("application/json", body))
@@ -113,7 +108,7 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 				d := &c.Delta
 				if d.Content != "" {
 					text.WriteString(d.Content)
-					streamed = emit(req.OnDelta, provider.DeltaText, d.Content) || streamed
+					emit(provider.Delta{Type: provider.DeltaText, Text: d.Content})
 				}
 				// vLLM and llama.cpp send reasoning_content; Ollama sends reasoning.
 				for _, k := range [...]string{"reasoning_content", "reasoning"} {
@@ -121,7 +116,7 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 						var s string
 						if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
 							thinking.WriteString(s)
-							streamed = emit(req.OnDelta, provider.DeltaReasoning, s) || streamed
+							emit(provider.Delta{Type: provider.DeltaReasoning, Text: s})
 						}
 					}
 				}
@@ -145,37 +140,16 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 			}
 		}
 		if err := stream.Err(); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if werr := wd.Err(provider.Compat); werr != nil {
-				return werr
-			}
-			return openai.MapError(provider.Compat, err, a.key)
+			return nil, provider.StreamError(ctx, wd, provider.Compat, err, func(err error) error { return openai.MapError(provider.Compat, err, a.key) })
 		}
 		if finish == "" {
-			return &provider.ProviderError{Provider: provider.Compat, Code: "truncated_stream", Retryable: true,
-				Message: "the stream ended without a finish_reason"}
+			return nil, provider.Truncated(provider.Compat, "without a finish_reason")
 		}
 		if model == "" {
 			model = req.Model
 		}
-		resp = build(model, finish, text.String(), thinking.String(), refusal.String(), calls, usage)
-		return nil
+		return build(model, finish, text.String(), thinking.String(), refusal.String(), calls, usage), nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("compat call %s: %w", req.Model, err)
-	}
-	resp.Attempts = attempts
-	return resp, nil
-}
-
-func emit(f func(provider.Delta), t provider.DeltaType, s string) bool {
-	if f == nil {
-		return false
-	}
-	f(provider.Delta{Type: t, Text: s})
-	return true
 }
 
 func build(model, finish, text, thinking, refusal string, calls []*callAcc, usage provider.Usage) *provider.Response {

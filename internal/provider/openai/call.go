@@ -85,12 +85,7 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 	if err != nil {
 		return nil, err
 	}
-	var resp *provider.Response
-	streamed := false
-	attempts, err := a.cfg.Retry.Do(ctx, func(ctx context.Context, n int) error {
-		if streamed && req.OnDelta != nil {
-			req.OnDelta(provider.Delta{Type: provider.DeltaReset})
-		}
+	return a.cfg.Retry.Stream(ctx, provider.OpenAI, req.Model, req.OnDelta, func(ctx context.Context, n int, emit func(provider.Delta)) (*provider.Response, error) {
 		actx, wd, cancel := provider.StartWatchdog(ctx, a.cfg.IdleTimeout)
 		defer cancel()
 		opts := append([]option.RequestOption{AttemptOption(n), option.WithRequestBody("application/json", body)}, keyOpts...)
@@ -102,66 +97,34 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 			ev := stream.Current()
 			switch ev.Type {
 			case "response.output_text.delta":
-				streamed = emit(req.OnDelta, provider.DeltaText, ev.Delta) || streamed
+				emit(provider.Delta{Type: provider.DeltaText, Text: ev.Delta})
 			case "response.reasoning_summary_text.delta":
-				streamed = emit(req.OnDelta, provider.DeltaReasoning, ev.Delta) || streamed
+				emit(provider.Delta{Type: provider.DeltaReasoning, Text: ev.Delta})
 			case "response.completed", "response.incomplete", "response.failed":
 				final = json.RawMessage(ev.RawJSON())
 			case "error":
-				return &provider.ProviderError{Provider: provider.OpenAI, Code: ev.Code,
+				return nil, &provider.ProviderError{Provider: provider.OpenAI, Code: ev.Code,
 					Message: provider.Redact(ev.Message, a.key), Retryable: RetryableCode(ev.Code) || retryableMessage(ev.Code)}
 			}
 		}
 		if err := stream.Err(); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if werr := wd.Err(provider.OpenAI); werr != nil {
-				return werr
-			}
-			return MapError(provider.OpenAI, err, a.key)
+			return nil, provider.StreamError(ctx, wd, provider.OpenAI, err, func(err error) error { return MapError(provider.OpenAI, err, a.key) })
 		}
 		if final == nil {
-			return &provider.ProviderError{Provider: provider.OpenAI, Code: "truncated_stream", Retryable: true,
-				Message: "the stream ended before response.completed"}
+			return nil, provider.Truncated(provider.OpenAI, "before response.completed")
 		}
-		r, err := a.response(req.Model, final)
-		if err != nil {
-			return err
-		}
-		resp = r
-		return nil
+		return a.response(req.Model, final)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("openai call %s: %w", req.Model, err)
-	}
-	resp.Attempts = attempts
-	return resp, nil
 }
 
-// keyFor returns the request option that carries the key for model (see
-// the Anthropic adapter's keyFor).
+// keyFor returns the request option that carries the key for model, as
+// provider.Credential decides it.
 func (a *Adapter) keyFor(model string) ([]option.RequestOption, error) {
-	if provider.IsScripted(model) {
-		if err := a.scriptedServed(model); err != nil {
-			return nil, err
-		}
+	k, err := a.cred().For(model)
+	if err != nil || k == "" {
+		return nil, err
 	}
-	if a.key != "" {
-		return nil, nil
-	}
-	if provider.IsScripted(model) {
-		return []option.RequestOption{option.WithAPIKey(provider.ScriptedKey)}, nil
-	}
-	return nil, a.checkKey()
-}
-
-func emit(f func(provider.Delta), t provider.DeltaType, s string) bool {
-	if f == nil || s == "" {
-		return false
-	}
-	f(provider.Delta{Type: t, Text: s})
-	return true
+	return []option.RequestOption{option.WithAPIKey(k)}, nil
 }
 
 // finalEvent is the part of response.completed / incomplete / failed the

@@ -172,34 +172,6 @@ func TestErrorMapping(t *testing.T) {
 	}
 }
 
-func TestRetryAfterHonoured(t *testing.T) {
-	t.Parallel()
-	b := setup(t, "name: f\nturns: [{text: ok, error: {status: 429, retry_after: 2s, times: 2}}]\n")
-	resp, err := b.a.Call(context.Background(), provider.Request{Model: "script:f", Transcript: b.a.InitTranscript("x")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Attempts != 3 {
-		t.Errorf("attempts = %d", resp.Attempts)
-	}
-	if got := b.sleeps.all(); len(got) != 2 || got[0] != 2*time.Second {
-		t.Errorf("sleeps = %v", got)
-	}
-}
-
-func TestKeyNeverLeaks(t *testing.T) {
-	t.Parallel()
-	b := setup(t, fmt.Sprintf("name: k\nturns: [{error: {status: 401, message: \"Incorrect API key provided: %s\"}}]\n", testKey))
-	_, err := b.a.Call(context.Background(), provider.Request{Model: "script:k", Transcript: b.a.InitTranscript("x")})
-	if err == nil || strings.Contains(err.Error(), testKey) {
-		t.Fatalf("err = %v", err)
-	}
-	dump, _ := json.Marshal(b.srv.Requests())
-	if strings.Contains(string(dump), testKey) {
-		t.Errorf("key in recorded requests")
-	}
-}
-
 func TestMissingKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "", func(c *provider.Config) { c.Getenv = func(string) string { return "" } })
@@ -264,39 +236,6 @@ func TestListModels(t *testing.T) {
 	}
 	if !avail["gpt-6-luna"] || avail["gpt-6-astra"] || len(avail) < 4 {
 		t.Errorf("models = %+v", models)
-	}
-}
-
-func TestCancelMidStream(t *testing.T) {
-	t.Parallel()
-	b := setup(t, "name: s\nturns: [{text: \"partial answer\", stall: true}]\n")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started := make(chan struct{}, 1)
-	done := make(chan error, 1)
-	go func() {
-		_, err := b.a.Call(ctx, provider.Request{Model: "script:s", Transcript: b.a.InitTranscript("x"),
-			OnDelta: func(provider.Delta) {
-				select {
-				case started <- struct{}{}:
-				default:
-				}
-			}})
-		done <- err
-	}()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no delta")
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("err = %v", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Call did not stop after cancel")
 	}
 }
 

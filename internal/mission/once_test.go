@@ -1,0 +1,54 @@
+package mission_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+// TestCreateMissionOnce: a mission created under a key has the key's id;
+// the same key again returns it (replayed) and creates nothing; a refused
+// creation leaves the key free; other keys make other missions. On both
+// databases.
+func TestCreateMissionOnce(t *testing.T) {
+	for _, driver := range []string{"sqlite", "postgres"} {
+		t.Run(driver, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			if err := os.Mkdir(filepath.Join(root, "ws"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			svc := mission.New(kernel.New(storetest.New(t, driver).Store, kernel.Options{}), mission.Options{WorkspaceRoot: root})
+			ctx := context.Background()
+			req := mission.CreateRequest{Objective: "x", Workspace: "ws", Model: "claude-opus-5-5"}
+			if _, _, err := svc.CreateMissionOnce(ctx, "t", "k1", mission.CreateRequest{Objective: "x", Workspace: "nope", Model: "m"}); err == nil {
+				t.Fatal("a refused creation succeeded")
+			}
+			m1, replayed, err := svc.CreateMissionOnce(ctx, "t", "k1", req)
+			if err != nil || replayed || m1.ID != mission.KeyedMissionID("k1") {
+				t.Fatalf("first: %+v replayed=%v %v", m1, replayed, err)
+			}
+			again, replayed, err := svc.CreateMissionOnce(ctx, "t", "k1", req)
+			if err != nil || !replayed || again.ID != m1.ID {
+				t.Fatalf("repeat: %+v replayed=%v %v", again, replayed, err)
+			}
+			m2, _, err := svc.CreateMissionOnce(ctx, "t", "k2", req)
+			if err != nil || m2.ID == m1.ID {
+				t.Fatalf("another key: %+v %v", m2, err)
+			}
+			ms, err := svc.ListMissions(ctx, mission.ListMissionsRequest{Limit: 10})
+			if err != nil || len(ms) != 2 {
+				t.Fatalf("missions %d, want 2 (%v)", len(ms), err)
+			}
+			if _, _, err := svc.CreateMissionOnce(ctx, "t", "", req); !errors.Is(err, mission.ErrInvalidInput) {
+				t.Errorf("no key: %v", err)
+			}
+		})
+	}
+}
