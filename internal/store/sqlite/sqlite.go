@@ -78,6 +78,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
+	// Directories of dead processes' sockets under TMPDIR go now: nothing
+	// of aos accumulates outside the data dir (bus_sweep.go).
+	sweepStaleBusDirs(os.TempDir())
 	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient}), path: abs, bus: newBus(abs)}, nil
 }
 
