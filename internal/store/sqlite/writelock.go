@@ -121,3 +121,8 @@ func (s *Store) InsertAudit(ctx context.Context, a store.AuditRecord) (id int64,
 	})
 	return id, err
 }
+
+// PruneHistory implements store.Pruner under the write lock.
+func (s *Store) PruneHistory(ctx context.Context, p store.PruneParams) (store.PruneResult, error) {
+	return s.DB.PruneHistoryWith(ctx, p, s.Tx)
+}
