@@ -129,6 +129,17 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	return s, nil
 }
 
+// Pid returns the process id of the stack's "model", "server" or
+// "worker", or 0.
+func (s *Stack) Pid(name string) int {
+	for _, p := range s.procs {
+		if p.name == name {
+			return p.cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
 // Close stops the processes (newest first), drops the PostgreSQL
 // database and removes the scratch dir unless Keep.
 func (s *Stack) Close() {
