@@ -18,8 +18,8 @@ import (
 
 	"github.com/aos-run/aos/bench/internal/stack"
 	"github.com/aos-run/aos/internal/store"
-	"github.com/aos-run/aos/internal/store/sqlite"
 	"github.com/aos-run/aos/internal/store/postgres"
+	"github.com/aos-run/aos/internal/store/sqlite"
 	"github.com/aos-run/aos/internal/store/storeopen"
 )
 
