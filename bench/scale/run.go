@@ -91,6 +91,11 @@ func run(ctx context.Context, c config, db string) ([]figures, error) {
 	return out, nil
 }
 
+// client drops connections idle for 30 s, well before the server's 120 s
+// idle timeout, so that a request after a long generation never reuses
+// one the server is closing.
+var client = &http.Client{Transport: &http.Transport{IdleConnTimeout: 30 * time.Second, MaxIdleConnsPerHost: 4}}
+
 func (b *bench) get(ctx context.Context, path string) (time.Duration, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", b.st.Base+path, nil)
 	if err != nil {
@@ -98,7 +103,7 @@ func (b *bench) get(ctx context.Context, path string) (time.Duration, []byte, er
 	}
 	req.Header.Set("Authorization", "Bearer "+b.st.Token)
 	t0 := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -217,7 +222,10 @@ func (b *bench) replay(ctx context.Context) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	t0 := time.Now()
-	c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + b.st.Token}}})
+	// A fresh connection per dial: a kept-alive one may have sat idle
+	// through a long generation and been closed by the server meanwhile.
+	c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + b.st.Token}},
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}})
 	if err != nil {
 		return 0, fmt.Errorf("events: %w", err)
 	}
