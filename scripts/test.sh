@@ -29,13 +29,29 @@ if [ "${AOS_SKIP_ENGINES:-}" != 1 ]; then
     echo "test.sh: installing the engines failed; their tests are skipped" >&2
   fi
 fi
+# The Go tests get a TMPDIR of their own, so that what they leave there can
+# be checked: SQLite's event-socket directories (aos-events-*) must all be
+# gone when the tests end (internal/store/sqlite/bus_sweep.go).
+outer_tmp=${TMPDIR:-/tmp}
+test_tmp=$(mktemp -d "$outer_tmp/aos-test-tmp.XXXXXX")
+chmod 1777 "$test_tmp" # like /tmp: the other-user tests write there too
+check_tmp() {
+  left=$(find "$test_tmp" -maxdepth 1 -name 'aos-events-*' 2>/dev/null | wc -l)
+  if [ "$left" -ne 0 ]; then
+    echo "test.sh: the tests left $left aos-events-* socket dirs under TMPDIR:" >&2
+    find "$test_tmp" -maxdepth 1 -name 'aos-events-*' >&2
+    return 1
+  fi
+  rm -rf "$test_tmp"
+}
 # Race detector on the kernel, store, engine and server packages; the rest
 # without it (the sandbox, tool and provider suites have their own -race runs
 # in development and spawn many processes).
 race_pkgs=$(go list ./internal/kernel/... ./internal/store/... ./internal/engine/... ./internal/api/... ./internal/mission/... ./internal/auth/...)
 other_pkgs=$(go list ./... | grep -v -e '/internal/kernel' -e '/internal/store' -e '/internal/engine' -e '/internal/api' -e '/internal/mission' -e '/internal/auth')
-go test -race -count=1 -timeout 20m "$@" $race_pkgs
-go test -count=1 -timeout 20m "$@" $other_pkgs
+TMPDIR=$test_tmp go test -race -count=1 -timeout 20m "$@" $race_pkgs
+TMPDIR=$test_tmp go test -count=1 -timeout 20m "$@" $other_pkgs
+check_tmp
 # The web console in real Chromium against a real `aos up` (< 3 min);
 # AOS_SKIP_BROWSER=1 skips it, and says so.
 scripts/console-test.sh

@@ -60,6 +60,9 @@ var statusOf = map[mission.Code]int{
 	// server that is not running): the request is well formed, the service
 	// it needs is not there now, which is what 503 says.
 	mission.CodeModelUnavailable: http.StatusServiceUnavailable,
+	// Events after the cursor were pruned by retention: what the client
+	// asked for is gone for good, which is what 410 says.
+	mission.CodeCursorExpired: http.StatusGone,
 }
 
 // apiError is an error the API itself raises (bad JSON, a bad query).

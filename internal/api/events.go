@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/aos-run/aos/internal/wire"
 	"net/http"
 	"time"
@@ -33,10 +34,18 @@ import (
 // only), at most MaxReplay. Live events come from one shared listener per
 // server (hub.go), not one database poll per socket. If more remain it sends system.notice
 // {code:"gap", latestId} and goes on live from latestId: the client
-// refetches state over REST. Then live events follow as they commit, and
+// refetches state over REST. If retention pruned events after the cursor
+// (aos settings retentionEventsDays), it sends system.notice
+// {code:"cursor.expired", latestId} instead of the replay and goes on live
+// from latestId: the client refetches state. Then live events follow as they commit, and
 // this process's transient events (model.delta) with id -1. A client that
 // falls Options.SendBuffer events behind is dropped with 1008 ("slow
 // consumer"); the server never buffers without bound.
+
+// NoticeCursorExpired is the system.notice code sent instead of a replay
+// when retention pruned events after the client's cursor
+// (mission.CursorExpiredError): its latestId is where the stream goes on.
+const NoticeCursorExpired = wire.NoticeCursorExpired
 
 // Subprotocol is the WebSocket subprotocol the server speaks.
 const Subprotocol = wire.Subprotocol
@@ -128,6 +137,16 @@ func (s *Server) stream(ctx context.Context, c *websocket.Conn, valid func(conte
 		}
 	}()
 	evs, err := s.svc.ReplayEvents(ctx, cursor, missionID, MaxReplay+1)
+	var expired *mission.CursorExpiredError
+	if errors.As(err, &expired) {
+		// Retention pruned events after the cursor: say so, typed, and go
+		// on live from the latest id; the client refetches state.
+		if err := send(notice(Notice{Code: NoticeCursorExpired, Message: fmt.Sprintf("events up to %d were pruned by retention; refetch and resume from latestId", expired.Through),
+			LatestID: expired.LatestID})); err != nil {
+			return ended(ctx)
+		}
+		cursor, evs, err = expired.LatestID, nil, nil
+	}
 	if err != nil {
 		return failed(ctx)
 	}

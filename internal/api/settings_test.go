@@ -13,7 +13,7 @@ func TestSettings(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		b := setup(t, db)
 		code, body := b.do("GET", "/settings", nil, b.read)
-		if code != 200 || strings.TrimSpace(string(body)) != `{"dailyBudgetUsd":null,"defaultModel":null,"defaultEffort":null,"defaultBudgetUsd":null,"defaultMaxTurns":null,"localBaseUrl":null}` {
+		if code != 200 || strings.TrimSpace(string(body)) != `{"dailyBudgetUsd":null,"defaultModel":null,"defaultEffort":null,"defaultBudgetUsd":null,"defaultMaxTurns":null,"localBaseUrl":null,"retentionEventsDays":null,"retentionAuditDays":null}` {
 			t.Fatalf("empty settings = %d %s", code, body)
 		}
 		code, body = b.do("PUT", "/settings", `{"dailyBudgetUsd": 2.5, "defaultModel": "claude-sonnet-5-5"}`, b.write)
@@ -21,7 +21,7 @@ func TestSettings(t *testing.T) {
 			t.Fatalf("put = %d %s", code, body)
 		}
 		// Bad input is refused whole: the valid field beside it is not written.
-		for _, bad := range []string{`{"dailyBudgetUsd": -1}`, `{"defaultEffort": "extreme", "defaultMaxTurns": 5}`, `{"defaultModel": ""}`, `{"dailyBudget": 1}`} {
+		for _, bad := range []string{`{"dailyBudgetUsd": -1}`, `{"defaultEffort": "extreme", "defaultMaxTurns": 5}`, `{"defaultModel": ""}`, `{"dailyBudget": 1}`, `{"retentionEventsDays": -1}`, `{"retentionAuditDays": 36501}`} {
 			if code, body := b.do("PUT", "/settings", bad, b.write); code != 400 {
 				t.Errorf("PUT %s = %d %s, want 400", bad, code, body)
 			}

@@ -118,6 +118,9 @@ func NewServerCmd(version string) *cobra.Command {
 				}
 			}
 			go pruneAuth(ctx, authSvc, log, 10*time.Minute)
+			// Retention (aos settings retentionEventsDays/AuditDays): prunes
+			// the events and audit records of long-ended missions, hourly.
+			go svc.RunRetention(ctx, time.Hour, log)
 			m := metrics.New(metrics.ProcessServer, version)
 			m.WatchStore(st)
 			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies, Metrics: m, Agents: agents}), log)

@@ -40,7 +40,7 @@ func newSettingsCmd() *cobra.Command {
 		},
 	}
 	var daily, budget float64
-	var turns int
+	var turns, evDays, auDays int
 	var model, effort, localBase string
 	set := &cobra.Command{
 		Use:   "set",
@@ -67,6 +67,12 @@ func newSettingsCmd() *cobra.Command {
 			if f.Changed("local-base-url") {
 				in.LocalBaseURL = &localBase
 			}
+			if f.Changed("retention-events-days") {
+				in.RetentionEventsDays = &evDays
+			}
+			if f.Changed("retention-audit-days") {
+				in.RetentionAuditDays = &auDays
+			}
 			if in == (mission.Settings{}) {
 				return fmt.Errorf("settings set: give at least one flag (see --help)")
 			}
@@ -85,6 +91,8 @@ func newSettingsCmd() *cobra.Command {
 	set.Flags().StringVar(&model, "default-model", "", "default model of a mission created through the API")
 	set.Flags().StringVar(&effort, "default-effort", "", "default effort: low, medium, high, xhigh or max")
 	set.Flags().StringVar(&localBase, "local-base-url", "", "OpenAI-compatible endpoint of local:NAME models, e.g. http://127.0.0.1:11434/v1 (wins over AOS_LOCAL_BASE_URL; \"\" clears it)")
+	set.Flags().IntVar(&evDays, "retention-events-days", 0, "prune the events of missions ended more than this many days ago (aos server, hourly; 0: keep all)")
+	set.Flags().IntVar(&auDays, "retention-audit-days", 0, "prune the audit records of missions ended more than this many days ago (0: keep all)")
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print the settings as JSON")
 	cmd.AddCommand(set)
 	return cmd
@@ -108,6 +116,12 @@ func printSettings(w io.Writer, st mission.Settings) {
 		}
 		return termtext.Line(*v)
 	}
+	days := func(v *int) string {
+		if v == nil || *v == 0 {
+			return "forever"
+		}
+		return fmt.Sprintf("%d days after a mission ends", *v)
+	}
 	turns := "not set"
 	if st.DefaultMaxTurns != nil {
 		turns = fmt.Sprintf("%d", *st.DefaultMaxTurns)
@@ -119,6 +133,8 @@ func printSettings(w io.Writer, st mission.Settings) {
 		{"default budget", usd(st.DefaultBudgetUSD, "")},
 		{"default max turns", turns},
 		{"local base URL", str(st.LocalBaseURL)},
+		{"events kept", days(st.RetentionEventsDays)},
+		{"audit kept", days(st.RetentionAuditDays)},
 	} {
 		fmt.Fprintf(w, "%-18s %s\n", row[0]+":", row[1])
 	}

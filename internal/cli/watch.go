@@ -124,10 +124,14 @@ func (w *watcher) show(ctx context.Context, e mission.Event) error {
 	case "system.notice":
 		var n api.Notice
 		_ = json.Unmarshal(e.Payload, &n)
-		if n.Code == "gap" {
-			// More than api.MaxReplay events were skipped: the mission
-			// may have ended among them, so ask.
-			w.pr.printf("  ℹ %d+ events not replayed; going on live from event %d\n", api.MaxReplay, n.LatestID)
+		if n.Code == "gap" || n.Code == api.NoticeCursorExpired {
+			// Events were skipped (more than api.MaxReplay, or pruned by
+			// retention): the mission may have ended among them, so ask.
+			if n.Code == "gap" {
+				w.pr.printf("  ℹ %d+ events not replayed; going on live from event %d\n", api.MaxReplay, n.LatestID)
+			} else {
+				w.pr.printf("  ℹ older events were pruned by retention; going on live from event %d\n", n.LatestID)
+			}
 			m, err := w.c.GetMission(ctx, w.missionID)
 			if err != nil {
 				return err

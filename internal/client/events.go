@@ -169,7 +169,7 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, cursor *int64, 
 			var n wire.Notice
 			_ = json.Unmarshal(e.Payload, &n)
 			switch n.Code {
-			case "gap":
+			case "gap", wire.NoticeCursorExpired:
 				if n.LatestID > *cursor {
 					*cursor = n.LatestID
 				}

@@ -25,6 +25,9 @@ const (
 	// CodeModelUnavailable: the model's endpoint is not configured or
 	// does not answer, so the model cannot be checked or used now.
 	CodeModelUnavailable Code = "model_unavailable"
+	// CodeCursorExpired: retention pruned events after the reader's
+	// cursor; the reader refetches state and resumes from the latest id.
+	CodeCursorExpired Code = "cursor_expired"
 )
 
 // Error is the service's domain error. Msg is safe to show to the caller:
@@ -78,6 +81,9 @@ var (
 	// ErrModelUnavailable: the model's endpoint is not configured or does
 	// not answer; nothing was written.
 	ErrModelUnavailable = &Error{Code: CodeModelUnavailable}
+	// ErrCursorExpired: events after the cursor were pruned by retention
+	// (CursorExpiredError says through which position).
+	ErrCursorExpired = &Error{Code: CodeCursorExpired}
 )
 
 func invalid(format string, a ...any) error {

@@ -31,10 +31,15 @@ func eventView(e store.Event) Event {
 }
 
 // ReplayEvents returns persisted events with id > after (of one mission
-// when missionID is set), oldest first, at most limit.
+// when missionID is set), oldest first, at most limit. When retention has
+// pruned events after `after` it returns an error of code
+// CodeCursorExpired wrapping a *CursorExpiredError: never a silent gap.
 func (s *Service) ReplayEvents(ctx context.Context, after int64, missionID string, limit int) ([]Event, error) {
 	if after < 0 || limit < 1 || limit > 10000 {
 		return nil, invalid("cursor must be ≥ 0 and limit 1..10000")
+	}
+	if err := s.checkCursor(ctx, after, missionID); err != nil {
+		return nil, err
 	}
 	es, err := s.st.ListEvents(ctx, store.ListEventsParams{After: after, MissionID: missionID, Limit: limit})
 	if err != nil {

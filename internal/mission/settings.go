@@ -24,6 +24,12 @@ type Settings struct {
 	// (http or https, ending in /v1); it wins over AOS_LOCAL_BASE_URL. ""
 	// clears it.
 	LocalBaseURL *string `json:"localBaseUrl"`
+	// RetentionEventsDays prunes the events of missions ended more than
+	// this many days ago (aos server, hourly); 0 keeps them all.
+	RetentionEventsDays *int `json:"retentionEventsDays"`
+	// RetentionAuditDays prunes the audit records of missions ended more
+	// than this many days ago; 0 keeps them all.
+	RetentionAuditDays *int `json:"retentionAuditDays"`
 }
 
 // settingKeys maps each field to its settings key.
@@ -41,6 +47,8 @@ func (st *Settings) fields() []struct {
 		{SettingDefaultBudgetUSD, &st.DefaultBudgetUSD},
 		{SettingDefaultMaxTurns, &st.DefaultMaxTurns},
 		{provider.SettingLocalBaseURL, &st.LocalBaseURL},
+		{SettingRetentionEventsDays, &st.RetentionEventsDays},
+		{SettingRetentionAuditDays, &st.RetentionAuditDays},
 	}
 }
 
@@ -72,6 +80,11 @@ func (s *Service) PutSettings(ctx context.Context, actor Actor, in Settings) (Se
 	}
 	if in.DefaultMaxTurns != nil && (*in.DefaultMaxTurns < 0 || *in.DefaultMaxTurns > 100000) {
 		return Settings{}, invalid("defaultMaxTurns must be between 0 and 100000")
+	}
+	for name, v := range map[string]*int{"retentionEventsDays": in.RetentionEventsDays, "retentionAuditDays": in.RetentionAuditDays} {
+		if v != nil && (*v < 0 || *v > maxRetentionDays) {
+			return Settings{}, invalid("%s must be between 0 (keep everything) and %d days", name, maxRetentionDays)
+		}
 	}
 	if in.DefaultModel != nil && (strings.TrimSpace(*in.DefaultModel) == "" || len(*in.DefaultModel) > 200) {
 		return Settings{}, invalid("defaultModel must be a model id")

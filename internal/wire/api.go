@@ -13,6 +13,11 @@ const MaxReplay = 5000
 // being valid.
 const CloseAuthExpired = 4401
 
+// NoticeCursorExpired is the Notice code the events WebSocket sends when
+// retention pruned events after the client's cursor: refetch state and
+// resume from LatestID.
+const NoticeCursorExpired = "cursor.expired"
+
 // Notice is a system.notice payload.
 type Notice struct {
 	Code     string `json:"code"`

@@ -126,7 +126,17 @@ func (s *Store) Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
 		return nil, fmt.Errorf("sqlite: subscribe: socket: %w", err)
 	}
 	syscall.CloseOnExec(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+	err = syscall.Bind(fd, &syscall.SockaddrUnix{Name: path})
+	if errors.Is(err, syscall.ENOENT) {
+		// The last other subscription removed the empty directory between
+		// our Mkdir and Bind: make it again, once.
+		if err = os.Mkdir(dir, 0o700); err == nil || errors.Is(err, os.ErrExist) {
+			if err = privateDir(dir); err == nil {
+				err = syscall.Bind(fd, &syscall.SockaddrUnix{Name: path})
+			}
+		}
+	}
+	if err != nil {
 		_ = syscall.Close(fd)
 		return nil, fmt.Errorf("sqlite: subscribe: bind %s: %w", path, err)
 	}
@@ -142,6 +152,7 @@ func (s *Store) Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
 		// wakes it on Linux.
 		w, werr := dial(path)
 		_ = os.Remove(path)
+		tidyBusDir(dir) // the last subscription leaves no directory behind
 		if werr == nil {
 			_ = syscall.Sendto(w, nil, syscall.MSG_DONTWAIT, nil)
 			_ = syscall.Close(w)
@@ -186,7 +197,7 @@ func (b *bus) dir() string {
 		return d
 	}
 	h := sha256.Sum256([]byte(b.dbPath))
-	return filepath.Join(os.TempDir(), "aos-events-"+hex.EncodeToString(h[:8]))
+	return filepath.Join(os.TempDir(), busDirPrefix+hex.EncodeToString(h[:8]))
 }
 
 func (b *bus) publish(ch string, payload []byte) error {
@@ -305,6 +316,7 @@ func (b *bus) close() {
 		delete(b.peers, path)
 	}
 	b.closed = true
+	tidyBusDir(b.dir())
 }
 
 // dial returns a non-blocking datagram socket connected to path.

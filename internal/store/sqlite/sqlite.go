@@ -14,10 +14,11 @@
 //   - _txlock=immediate: every transaction takes the write lock at BEGIN,
 //     so two writers never deadlock upgrading a read lock.
 //   - foreign_keys=ON.
-//   - Pool size 1: SQLite has one writer at a time. Handing the single
+//   - Pool size 1 for writes: SQLite has one writer at a time. Handing the single
 //     connection over inside Go is a fast, fair handoff, where several
 //     connections would contend through SQLite's sleeping busy handler.
 //     Transactions hold no I/O but their own statements and the commit.
+//     The reads that serve the API use a read-only pool (reads.go).
 package sqlite
 
 import (
@@ -45,8 +46,10 @@ var migrations embed.FS
 // Store is a SQLite-backed store.Store.
 type Store struct {
 	*sqlstore.DB
-	path string
-	bus  *bus
+	path  string
+	bus   *bus
+	reads *sqlstore.DB // the read-only pool of reads.go
+	wlock *writeLock   // see writelock.go
 }
 
 var _ store.Store = (*Store)(nil)
@@ -78,7 +81,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient}), path: abs, bus: newBus(abs)}, nil
+	reads, err := openReads(ctx, abs)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	wlock, err := openWriteLock(abs)
+	if err != nil {
+		_ = reads.SQL.Close()
+		_ = db.Close()
+		return nil, err
+	}
+	// Directories of dead processes' sockets under TMPDIR go now: nothing
+	// of aos accumulates outside the data dir (bus_sweep.go).
+	sweepStaleBusDirs(os.TempDir())
+	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient}), path: abs, bus: newBus(abs), reads: reads, wlock: wlock}, nil
 }
 
 // Path returns the database file's absolute path.
@@ -122,6 +139,9 @@ func (s *Store) Doorbell(ctx context.Context, ch string) (<-chan struct{}, error
 func (s *Store) Close() error {
 	s.bus.close()
 	s.CloseStatements()
+	s.reads.CloseStatements()
+	_ = s.reads.SQL.Close()
+	s.wlock.close()
 	return s.SQL.Close()
 }
 
@@ -153,6 +173,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 func transient(err error) bool {
+	if errors.Is(err, ErrWriteLockTimeout) {
+		return true
+	}
 	var se *msqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {

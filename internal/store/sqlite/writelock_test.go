@@ -1,0 +1,131 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/store/sqlite"
+)
+
+func migrated(t *testing.T) (*sqlite.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "aos.db")
+	s := open(t, path, 1)[0]
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}
+
+// TestTxWaitsForAnotherProcessWriteLock: a transaction first takes the
+// flock on <db>.writelock, which every aos process on the database shares:
+// while another process holds it, Tx waits (here until its ctx ends)
+// although SQLite's own lock is free; once it is released, Tx runs.
+func TestTxWaitsForAnotherProcessWriteLock(t *testing.T) {
+	s, path := migrated(t)
+	f, err := os.OpenFile(path+".writelock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("no write lock file beside the database: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	ran := false
+	err = s.Tx(ctx, func(q store.Queries) error { ran = true; return nil })
+	if !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Fatalf("Tx while another process holds the write lock: ran %v, %v; want it to wait until its ctx ended", ran, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tx(context.Background(), func(q store.Queries) error { return q.PutSetting(context.Background(), "k", []byte(`1`), 1) }); err != nil {
+		t.Fatalf("Tx after the release: %v", err)
+	}
+	// And while a Tx of ours is open, another process cannot take it.
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Tx(context.Background(), func(store.Queries) error { close(inside); <-release; return nil })
+	}()
+	<-inside
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("flock while a Tx is open: %v, want EWOULDBLOCK", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadsDoNotQueueBehindAWriteTransaction: the API's reads (a mission
+// listing, an events replay, a token check) answer while a write
+// transaction of the same process is open, instead of waiting for the
+// single write connection.
+func TestReadsDoNotQueueBehindAWriteTransaction(t *testing.T) {
+	s, _ := migrated(t)
+	bg := context.Background()
+	if err := s.InsertMission(bg, store.Mission{ID: "m1", Title: "t", Spec: []byte(`{}`), Status: "queued", RootRunID: "r1", CreatedAt: 1, UpdatedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // a failed check must not leave the transaction open
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Tx(bg, func(q store.Queries) error {
+			if err := q.PutSetting(bg, "k", []byte(`1`), 1); err != nil {
+				return err
+			}
+			close(inside)
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	reads := make(chan error, 1)
+	go func() {
+		ms, err := s.ListMissions(bg, store.ListMissionsParams{Limit: 10})
+		if err == nil && len(ms) != 1 {
+			err = fmt.Errorf("ListMissions: %d missions, want 1", len(ms))
+		}
+		if err == nil {
+			_, err = s.ListEvents(bg, store.ListEventsParams{Limit: 10})
+		}
+		if _, terr := s.GetAPITokenByHash(bg, "nope"); err == nil && !errors.Is(terr, store.ErrNotFound) {
+			err = fmt.Errorf("GetAPITokenByHash: %v", terr)
+		}
+		reads <- err
+	}()
+	select {
+	case err := <-reads:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reads waited 5 s for the open write transaction")
+	}
+	ctx := bg
+	// The uncommitted write is not visible to the readers; committed, it is.
+	if _, err := s.GetSetting(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("uncommitted setting read: %v", err)
+	}
+	unblock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.GetSetting(bg, "k"); err != nil || string(v) != "1" {
+		t.Fatalf("setting after commit: %s, %v", v, err)
+	}
+}
