@@ -32,6 +32,9 @@ var envEdge = map[string]string{
 	"internal/sandbox/probechild.go": "the probe's inside half, a process of its own inside bwrap: it checks the environment it was given",
 	"internal/backend/forward.go":    "ForwarderMain, the in-sandbox forwarder process: its engine child inherits the environment the sandbox gave it",
 	"bench/dbos/main.go":             "a benchmark's main: its flag default",
+	"bench/load/main.go":             "a benchmark's main: its flag default",
+	"bench/scale/main.go":            "a benchmark's main: its flag default",
+	"bench/internal/stack/stack.go":  "the benchmarks' process launcher: the aos children get the harness's PATH and TMPDIR",
 	// The child's environment, not configuration.
 	"internal/gitx/run.go": "host git's minimal environment passes the process's PATH and SSH_AUTH_SOCK through (gitx.Env), as exec would",
 	// A security default.
