@@ -70,6 +70,7 @@ const (
 type Queries interface {
 	OwnerAuthQueries
 	ProjectQueries
+	DeviceQueries
 
 	InsertMission(ctx context.Context, m Mission) error
 	GetMission(ctx context.Context, id string) (Mission, error)
