@@ -18,6 +18,7 @@ import (
 
 	"github.com/aos-run/aos/internal/api"
 	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/sandbox"
@@ -120,6 +121,9 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		t.Fatal(err)
 	}
 	b.auth, opts.api.Auth = a, a
+	if opts.api.Devices == nil {
+		opts.api.Devices = device.New(db.Store, device.Options{Now: b.clk.Now, Logger: log})
+	}
 	b.api = api.New(b.svc, opts.api)
 	b.srv.Config.Handler = b.api
 	if opts.tls {

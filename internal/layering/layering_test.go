@@ -33,7 +33,11 @@ var allowed = map[string][]string{
 	"internal/cli": {"internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo",
 		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/kernel", "internal/metrics", "internal/mission",
 		"internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
-	"internal/api": {"internal/auth", "internal/console", "internal/metrics", "internal/mission", "internal/wire"},
+	"internal/api": {"internal/auth", "internal/console", "internal/device", "internal/metrics", "internal/mission", "internal/wire"},
+	// The device channel (issue 16): pairing, device tokens and the
+	// WebSocket protocol over the agent service; never the mission
+	// service, the kernel or another front end.
+	"internal/device": {"internal/agent", "internal/store"},
 	// The local control socket is a front end: it calls the mission
 	// service (and the kernel's event feed), never the store or another
 	// front end.
