@@ -24,9 +24,9 @@ const StatusRevoked websocket.StatusCode = 4403
 
 // conn is one device socket.
 type conn struct {
-	s      *Service
-	ws     *websocket.Conn
-	dev    store.Device
+	s   *Service
+	ws  *websocket.Conn
+	dev store.Device
 	// ctx is the operations' context: it ends when the device is revoked
 	// or the socket closes. life is the socket's: reads and writes.
 	ctx     context.Context
@@ -34,7 +34,7 @@ type conn struct {
 	life    context.Context
 	revoked atomic.Bool
 	slots   chan struct{} // in-flight operations
-	wg     sync.WaitGroup
+	wg      sync.WaitGroup
 
 	// Read by the read loop only.
 	hello bool
