@@ -71,6 +71,7 @@ type Queries interface {
 	OwnerAuthQueries
 	ProjectQueries
 	DeviceQueries
+	AgentQueries
 
 	InsertMission(ctx context.Context, m Mission) error
 	GetMission(ctx context.Context, id string) (Mission, error)
