@@ -17,6 +17,7 @@ import (
 	"github.com/aos-run/aos/internal/agent"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/provider/script"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
 	"github.com/aos-run/aos/internal/store/storetest"
 )
@@ -25,7 +26,7 @@ import (
 const finishScript = `name: test
 turns:
   - tool_calls:
-      - {name: finish, input: {status: done, summary: "did the task", evidence: [], openQuestions: []}}
+      - {name: finish, input: {status: partial, summary: "did the task", evidence: [], openQuestions: []}}
 `
 
 type bundle struct {
@@ -38,7 +39,7 @@ type bundle struct {
 	data  string // agent data dir
 	pkgs  string // where fixture packages are written
 	env   map[string]string
-	model string // the scripted model server's URL
+	model *script.Server
 	stop  context.CancelFunc
 }
 
@@ -57,7 +58,7 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 	b.env = map[string]string{"ANTHROPIC_API_KEY": "sk-ant-canary-secret", "PATH": os.Getenv("PATH"), "HOME": t.TempDir()}
 	if !opts.noModel {
 		srv := scripttest.Start(t, finishScript)
-		b.model = srv.URL()
+		b.model = srv
 		b.env["ANTHROPIC_BASE_URL"] = srv.URL()
 	}
 	b.k = kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond, EventPoll: 20 * time.Millisecond})
@@ -108,7 +109,7 @@ func (b *bundle) pkg(f fixture, review bool) string {
 	if f.viewer != "" {
 		viewer = `"` + f.viewer + `"`
 	}
-	m := fmt.Sprintf(`{"packageId":%q,"name":"Fixture %s","description":"A test package for %s","category":"test","engine":"builtin","viewerPackageId":%s,"version":"1.0","viewer":%v,"template":"template","instructions":"AGENTS.md","criteria":["the task is done"],"policy":{"network":"off","boundaries":"be careful"}`,
+	m := fmt.Sprintf(`{"packageId":%q,"name":"Fixture %s","description":"A test package for %s","category":"test","engine":"builtin","viewerPackageId":%s,"version":"1.0","viewer":%v,"template":"template","instructions":"AGENTS.md","criteria":["the task is done"],"policy":{"network":"none","boundaries":"be careful"}`,
 		f.id, f.id, f.id, viewer, f.isViewer)
 	sub := strings.NewReplacer("$COUNT", b.count(f.id), "$FIFO", b.fifo(f.id))
 	if f.setup != "" {

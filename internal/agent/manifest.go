@@ -46,7 +46,7 @@ type Manifest struct {
 }
 
 // Policy is a package's default mission policy: the sandbox's network
-// ("off" or "open") and boundaries the model is given.
+// ("none" or "open") and boundaries the model is given.
 type Policy struct {
 	Network    string `json:"network,omitempty"`
 	Boundaries string `json:"boundaries,omitempty"`
@@ -97,8 +97,8 @@ func ParseManifest(b []byte) (Manifest, error) {
 			return m, fmt.Errorf("manifest: %s %q must be a relative path inside the package", name, v)
 		}
 	}
-	if m.Policy != nil && m.Policy.Network != "" && m.Policy.Network != "off" && m.Policy.Network != "open" {
-		return m, fmt.Errorf("manifest: policy.network must be off or open")
+	if m.Policy != nil && m.Policy.Network != "" && m.Policy.Network != "none" && m.Policy.Network != "open" {
+		return m, fmt.Errorf("manifest: policy.network must be none or open")
 	}
 	if len(m.Criteria) > 20 {
 		return m, fmt.Errorf("manifest: at most 20 criteria")
