@@ -27,10 +27,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the device fixture's expected answers")
 
-// doneScript ends a mission at its first turn: the model's brain is the
-// only fake.
+// doneScript marks the go-service package's three done criteria as
+// passing, then finishes: the model's brain is the only fake.
 const doneScript = `name: test
 turns:
+  - tool_calls:
+      - {name: update_criteria, input: {updates: [{id: c1, passes: true, evidence: "go build ./... ok"}, {id: c2, passes: true, evidence: "go test ./... ok"}, {id: c3, passes: true, evidence: "gofmt -l . empty"}]}}
   - tool_calls:
       - {name: finish, input: {status: done, summary: "wrote the service", evidence: [], openQuestions: []}}
 `
@@ -166,11 +168,17 @@ func TestDeviceFixture(t *testing.T) {
 		// finishes; the repeated send created no second one.
 		missionID := vars["missionId"]
 		var ms []mission.Mission
-		waitFor(t, 60*time.Second, "the agent's mission to finish", func() bool {
-			var m mission.Mission
-			b.ok("GET", "/missions/"+missionID, nil, &m)
-			return m.Status == kernel.StatusDone
-		})
+		var last mission.Mission
+		deadline := time.Now().Add(60 * time.Second)
+		for last.Status != kernel.StatusDone {
+			if time.Now().After(deadline) {
+				var waits []mission.Wait
+				b.ok("GET", "/waits", nil, &waits)
+				t.Fatalf("the agent's mission did not finish: %+v; waits %+v", last, waits)
+			}
+			time.Sleep(20 * time.Millisecond)
+			b.ok("GET", "/missions/"+missionID, nil, &last)
+		}
 		b.ok("GET", "/missions", nil, &ms)
 		if len(ms) != 1 || ms[0].ID != missionID {
 			t.Errorf("missions = %d, want exactly the one of the receipt", len(ms))
