@@ -86,6 +86,8 @@ type errorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// Guidance says what to do next (agent service errors only).
+		Guidance string `json:"guidance,omitempty"`
 	} `json:"error"`
 }
 
@@ -109,6 +111,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		if au.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64((au.RetryAfter+time.Second-1)/time.Second), 10))
 		}
+	case isAgentError(err):
+		status, body, _ = agentError(err)
 	case errors.As(err, &ae):
 		status, body.Error.Code, body.Error.Message = ae.status, ae.code, ae.msg
 	case errors.As(err, &me) && statusOf[me.Code] != 0:
@@ -125,3 +129,5 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	writeJSON(w, status, body)
 }
+
+func isAgentError(err error) bool { _, _, ok := agentError(err); return ok }

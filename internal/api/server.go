@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/aos-run/aos/internal/agent"
 	"github.com/aos-run/aos/internal/wire"
 	"log/slog"
 	"net/http"
@@ -46,6 +47,9 @@ type Options struct {
 	// Metrics, when set, is served on GET /metrics (see metricsRoute) and
 	// receives the API's own figures; nil serves no metrics.
 	Metrics *metrics.Metrics
+	// Agents is the Store and agent service (seed 000); nil answers its
+	// routes with UNSUPPORTED_CAPABILITY.
+	Agents *agent.Service
 	// Devices is the paired-device service (pairing, the device channel);
 	// nil answers 503 on the device routes.
 	Devices *device.Service

@@ -36,6 +36,10 @@ const (
 	// exitUnfinished: the mission ended blocked, failed or out of budget,
 	// or was refused because today's spend reached the daily cap.
 	exitUnfinished exitCode = 7
+	// exitActionNeeded: a followed preparation (aos agent prepare --wait,
+	// aos operation get --wait) ended failed or needs the user's action,
+	// or a sent turn was not delivered (its receipt failed).
+	exitActionNeeded exitCode = 8
 	// exitCancelled: the mission was cancelled, or the command was
 	// interrupted (Ctrl-C) and left it running or resumable.
 	exitCancelled exitCode = 130

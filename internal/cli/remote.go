@@ -116,6 +116,9 @@ func classify(err error) error {
 		case ce.Code == string(mission.CodeDailyCap):
 			return &exitError{code: exitUnfinished, msg: msg}
 		}
+		if ce.Guidance != "" {
+			msg += " (" + oneLine(ce.Guidance, 300) + ")"
+		}
 		return &exitError{code: exitFailure, msg: fmt.Sprintf("%s: %s (HTTP %d)", ce.Code, msg, ce.Status)}
 	}
 	if errors.Is(err, context.Canceled) {

@@ -69,6 +69,10 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		e.newInboxCmd(),
 		e.newModelsCmd(),
 		e.newStatusCmd(),
+		e.newStoreCmd(),
+		e.newPackageCmd(),
+		e.newAgentCmd(),
+		e.newOperationCmd(),
 	)
 	// Bad flags are usage errors (exit 2), like bad arguments.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage("%v", err) })

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"github.com/aos-run/aos/internal/agent"
 	"log/slog"
 	"net"
 	"os"
@@ -63,6 +64,17 @@ func NewServerCmd(version string) *cobra.Command {
 			defer hc.Close()
 			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Version: version, Getenv: os.Getenv, Logger: log,
 				AllowPrivateClones: os.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1", HostConfig: hc})
+			// The Store and agent service (seed 000): preparation jobs run in
+			// this process, and recovery at start answers what a previous
+			// process left unfinished.
+			agents, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Logger: log})
+			if err != nil {
+				return err
+			}
+			if err := agents.Start(ctx); err != nil {
+				return fmt.Errorf("server: recover agent preparations: %w", err)
+			}
+			defer agents.Wait()
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("server: listen on %s: %w", addr, err)
@@ -108,7 +120,7 @@ func NewServerCmd(version string) *cobra.Command {
 			go pruneAuth(ctx, authSvc, log, 10*time.Minute)
 			m := metrics.New(metrics.ProcessServer, version)
 			m.WatchStore(st)
-			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies, Metrics: m}), log)
+			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies, Metrics: m, Agents: agents}), log)
 		},
 	}
 	cmd.Flags().BoolVar(&noSetupToken, "no-setup-token", false, "do not issue a setup token on first run (aos up issues it)")

@@ -26,6 +26,9 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// Guidance says what to do next, when the server gave it (the agent
+	// service's errors).
+	Guidance string
 	// RetryAfter is the answer's Retry-After (whole seconds), when a
 	// throttled request (429) may be retried; 0 when absent.
 	RetryAfter time.Duration
@@ -79,8 +82,9 @@ func decodeError(method, path string, status int, data []byte, hdr http.Header) 
 func decodeBody(method, path string, status int, data []byte) *Error {
 	var body struct {
 		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
+			Code     string `json:"code"`
+			Message  string `json:"message"`
+			Guidance string `json:"guidance"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil || body.Error.Code == "" {
@@ -93,7 +97,7 @@ func decodeBody(method, path string, status int, data []byte) *Error {
 		}
 		return &Error{Status: status, Code: CodeBadResponse, Message: method + " " + path + ": " + msg}
 	}
-	return &Error{Status: status, Code: body.Error.Code, Message: body.Error.Message}
+	return &Error{Status: status, Code: body.Error.Code, Message: body.Error.Message, Guidance: body.Error.Guidance}
 }
 
 // AsError returns err's *Error, if any.

@@ -30,10 +30,10 @@ var allowed = map[string][]string{
 	"cmd/aos": {"internal/cli"},
 
 	// Front ends: they call the mission service and present its results.
-	"internal/cli": {"internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo",
+	"internal/cli": {"internal/agent", "internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo",
 		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/kernel", "internal/metrics", "internal/mission",
 		"internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
-	"internal/api": {"internal/auth", "internal/console", "internal/device", "internal/metrics", "internal/mission", "internal/wire"},
+	"internal/api": {"internal/agent", "internal/auth", "internal/console", "internal/device", "internal/metrics", "internal/mission", "internal/wire"},
 	// The device channel (issue 16): pairing, device tokens and the
 	// WebSocket protocol over the agent service; never the mission
 	// service, the kernel or another front end.
@@ -54,6 +54,9 @@ var allowed = map[string][]string{
 	// The one owner of the rules, over the kernel.
 	"internal/mission": {"internal/backend", "internal/engine", "internal/gitx", "internal/hostconfig", "internal/kernel", "internal/policy",
 		"internal/provider", "internal/store", "internal/wire"},
+	// Agents, packages and preparation (seed 000): over the mission
+	// service (projects, missions), the store and hardened git.
+	"internal/agent": {"internal/gitx", "internal/mission", "internal/store"},
 	// Owner security rests on the store alone; front ends call it.
 	"internal/auth": {"internal/store", "internal/wire"},
 	// A worker process: the kernel with the agent loop as its logic.
