@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"cmd/aos": {"internal/cli"},
 
 	// Front ends: they call the mission service and present its results.
-	"internal/cli": {"internal/agent", "internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo",
+	"internal/cli": {"internal/agent", "internal/api", "internal/auth", "internal/backend", "internal/client", "internal/config", "internal/control", "internal/demo", "internal/device",
 		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/kernel", "internal/metrics", "internal/mission",
 		"internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
 	"internal/api": {"internal/agent", "internal/auth", "internal/console", "internal/device", "internal/metrics", "internal/mission", "internal/wire"},
