@@ -2,8 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
