@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,7 +18,10 @@ import (
 
 	"github.com/aos-run/aos/internal/agent"
 	"github.com/aos-run/aos/internal/client"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/termtext"
+	"github.com/aos-run/aos/internal/worker"
 )
 
 // newStoreCmd returns `aos store list|inspect`: the package catalog of
@@ -135,29 +140,33 @@ func (e *clientEnv) newPackageCmd() *cobra.Command {
 	ls.Flags().BoolVar(&asJSON, "json", false, "print the API's JSON")
 	add := &cobra.Command{
 		Use:   "add DIR|GIT-URL",
-		Short: "Add a community package (not installable until reviewed; nothing is run)",
+		Short: "Add a community package (local administrator; not installable until reviewed; nothing is run)",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
-			var p agent.Package
-			if err := c.Do(ctx, "POST", "/packages", nil, map[string]string{"source": args[0]}, &p); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "package %s added (version %s); review it with: aos package review %s\n", p.PackageID, termtext.Line(deref(p.Version)), p.PackageID)
-			return nil
-		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgents(cmd.Context(), func(ctx context.Context, a *agent.Service) error {
+				p, err := a.AddPackage(ctx, args[0])
+				if err != nil {
+					return agentExit(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "package %s added; read it, then: aos package review %s\n", p.PackageID, p.PackageID)
+				return nil
+			})
+		},
 	}
 	review := &cobra.Command{
 		Use:   "review PACKAGE",
-		Short: "Record that you reviewed a community package: its setup may then run as your user, unsandboxed",
+		Short: "Record that you reviewed a community package (local administrator): its setup may then run as your user, NOT sandboxed",
 		Args:  argsUsage(cobra.ExactArgs(1)),
-		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, args []string) error {
-			var p agent.Package
-			if err := c.Do(ctx, "POST", "/packages/"+pathID(args[0])+"/review", nil, nil, &p); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "package %s reviewed; install allowed: %v\n", p.PackageID, p.InstallAllowed)
-			return nil
-		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgents(cmd.Context(), func(ctx context.Context, a *agent.Service) error {
+				p, err := a.ReviewPackage(ctx, args[0])
+				if err != nil {
+					return agentExit(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "package %s reviewed; install allowed: %v\n", p.PackageID, p.InstallAllowed)
+				return nil
+			})
+		},
 	}
 	cmd.AddCommand(ls, add, review)
 	return cmd
@@ -377,4 +386,44 @@ func showOperation(w io.Writer, op agent.Operation, asJSON, settledExit bool) er
 		return &exitError{code: exitActionNeeded, msg: oneLine(msg, 500)}
 	}
 	return nil
+}
+
+// withAgents runs fn with an agent service over the configured database
+// and data dir, as the local administrator (like aos token): it starts no
+// preparation job and recovers nothing, which is aos server's business.
+func withAgents(ctx context.Context, fn func(context.Context, *agent.Service) error) error {
+	cfg, log, err := env(os.Stderr)
+	if err != nil {
+		return err
+	}
+	st, err := worker.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := mission.New(kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log}), mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: os.Getenv, Logger: log})
+	a, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Logger: log})
+	if err != nil {
+		return err
+	}
+	return fn(ctx, a)
+}
+
+// agentExit maps the agent service's refusals onto the exit code table.
+func agentExit(err error) error {
+	var ae *agent.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := ae.Code + ": " + ae.Message
+	if ae.Guidance != "" {
+		msg += " (" + ae.Guidance + ")"
+	}
+	switch ae.Code {
+	case agent.CodeInvalidRequest, agent.CodeInvalidWorkspace:
+		return &exitError{code: exitUsage, msg: oneLine(msg, 500)}
+	case agent.CodePackageNotFound:
+		return &exitError{code: exitNotFound, msg: oneLine(msg, 500)}
+	}
+	return &exitError{code: exitFailure, msg: oneLine(msg, 500)}
 }
