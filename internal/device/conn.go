@@ -131,7 +131,14 @@ func (c *conn) recheck() {
 		case <-t.C:
 			d, err := c.s.st.GetDevice(c.ctx, c.dev.ID)
 			if err == nil && d.RevokedAt != 0 || errors.Is(err, store.ErrNotFound) {
-				c.revoke()
+				// Revoked through another server: this one's agent service
+				// must stop the device's preparations too.
+				if ops := c.s.opts.Ops; ops != nil {
+					if err := ops.Revoke(context.WithoutCancel(c.ctx), Identity(c.dev.ID)); err != nil {
+						c.s.opts.Logger.Error("device: revoke in the agent service", "err", err.Error())
+					}
+				}
+				c.s.closeDevice(c.dev.ID)
 				return
 			}
 		}
