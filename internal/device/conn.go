@@ -36,6 +36,9 @@ type conn struct {
 	slots   chan struct{} // in-flight operations
 	wg      sync.WaitGroup
 
+	// writeHook replaces the socket in the package's own tests.
+	writeHook func([]byte)
+
 	// Read by the read loop only.
 	hello bool
 	caps  map[string]bool
@@ -153,6 +156,15 @@ func (c *conn) send(v any) {
 		return
 	}
 	if c.revoked.Load() {
+		return
+	}
+	c.write(b)
+}
+
+// write sends one text frame, bounded by writeTimeout.
+func (c *conn) write(b []byte) {
+	if c.writeHook != nil {
+		c.writeHook(b)
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.life, writeTimeout)
@@ -293,9 +305,10 @@ func (s *Service) present(op string, err error) (string, string) {
 // echoID returns the frame's requestId to echo in a refusal: a string of at
 // most 64 bytes, else null.
 func echoID(env map[string]json.RawMessage) *string {
+	raw := env["requestId"]
 	var s string
-	if err := json.Unmarshal(env["requestId"], &s); err != nil || len(s) > 64 {
-		return nil
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil || len(s) > 64 {
+		return nil // absent, null, not a string, or too long to echo
 	}
 	return &s
 }
