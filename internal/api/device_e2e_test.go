@@ -45,6 +45,12 @@ type lateOps struct{ agent.API }
 // agent service, with a kernel worker running missions on the scripted
 // model server and the real sandbox.
 func agentBundle(t *testing.T, db storetest.DB) *bundle {
+	b, _ := agentBundleSvc(t, db)
+	return b
+}
+
+// agentBundleSvc is agentBundle, with its agent service.
+func agentBundleSvc(t *testing.T, db storetest.DB) (*bundle, *agent.Service) {
 	t.Helper()
 	srv := scripttest.Start(t, doneScript)
 	ops := &lateOps{}
@@ -84,7 +90,7 @@ func agentBundle(t *testing.T, db storetest.DB) *bundle {
 			JanitorEvery: 50 * time.Millisecond})
 	}()
 	t.Cleanup(func() { stop(); wg.Wait(); stopAgents(); as.Wait() })
-	return b
+	return b, as
 }
 
 // fixtureStep is one request of the replayed flow.

@@ -102,10 +102,11 @@ func (f *fakeOps) revokedIDs() []string {
 }
 
 // deviceBundle is a real API server with the device channel over ops.
-func deviceBundle(t *testing.T, ops device.Ops, lim device.Limits) *bundle {
+func deviceBundle(t *testing.T, ops device.Ops, lim device.Limits, tls ...bool) *bundle {
 	t.Helper()
 	db := storetest.New(t, "sqlite")
 	var o setupOpts
+	o.tls = len(tls) > 0 && tls[0]
 	clk := &testClock{t: time.Now()}
 	o.api.Devices = device.New(db.Store, device.Options{Ops: ops, Limits: lim, Now: clk.Now, PairTTL: time.Minute})
 	b := setup(t, db, o)
@@ -163,7 +164,7 @@ func (b *bundle) dialDevice(token string) (*wsDevice, *http.Response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(b.srv.URL, "http") + "/api/v1/device"
-	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: b.srv.Client(), HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
 	if err != nil {
 		return nil, resp, err
 	}

@@ -400,3 +400,29 @@ func TestDeviceRevokedMidOperation(t *testing.T) {
 		t.Errorf("audit lacks the revocation: %+v", audit)
 	}
 }
+
+// TestDeviceChannelOverTLS: the channel is the server's own listener, so
+// it is served with the server's TLS configuration (wss://), and the
+// pairing URL names the https origin.
+func TestDeviceChannelOverTLS(t *testing.T) {
+	t.Parallel()
+	b := deviceBundle(t, &fakeOps{machine: "m"}, device.Limits{}, true)
+	if !strings.HasPrefix(b.srv.URL, "https://") {
+		t.Fatalf("server %s", b.srv.URL)
+	}
+	var p wire.DevicePairing
+	b.ok("POST", "/devices/pairings", map[string]any{"name": "phone"}, &p)
+	b.logSecret(p.Code)
+	if !strings.Contains(p.URL, "server=https%3A%2F%2F") {
+		t.Errorf("pairing URL %q does not name the https origin", p.URL)
+	}
+	status, out := b.do("POST", "/device/pair", map[string]any{"code": p.Code}, "")
+	var d wire.PairedDevice
+	if err := json.Unmarshal(out, &d); err != nil || status != http.StatusCreated {
+		t.Fatalf("exchange over TLS: %d %s", status, out)
+	}
+	b.logSecret(d.Token)
+	if h := b.mustDial(d.Token).hello(); h["machineId"] != "m" {
+		t.Fatalf("hello over wss: %v", h)
+	}
+}
