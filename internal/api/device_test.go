@@ -322,6 +322,15 @@ func TestDeviceRateLimitAndBackpressure(t *testing.T) {
 	if m := d2.call(map[string]any{"type": "operation.get", "operationId": "fast"}); errCode(m) != agent.CodeRateLimited {
 		t.Errorf("past the bucket on another socket: %v, want RATE_LIMITED", m)
 	}
+	// A device has at most MaxSockets (4) open: the fifth closes at once.
+	b.mustDial(tok)
+	b.mustDial(tok)
+	fifth := b.mustDial(tok)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := fifth.ws.Read(ctx); websocket.CloseStatus(err) != websocket.StatusTryAgainLater {
+		t.Errorf("fifth socket: %v, want close 1013", err)
+	}
 	// Another device has its own bucket.
 	other := b.mustDial(b.pair("robot").Token)
 	other.hello()

@@ -56,8 +56,12 @@ func (s *Service) Serve(w http.ResponseWriter, r *http.Request, d store.Device) 
 	life, end := context.WithCancel(context.WithoutCancel(r.Context()))
 	ctx, cancel := context.WithCancel(life)
 	c := &conn{s: s, ws: ws, dev: d, ctx: ctx, cancel: cancel, life: life, slots: make(chan struct{}, s.opts.Limits.MaxInFlight), ids: recentIDs{n: s.opts.Limits.RequestIDs}}
-	if !s.register(c) {
-		_ = ws.Close(StatusRevoked, "device revoked")
+	if err := s.register(c); err != nil {
+		code, why := StatusRevoked, "device revoked"
+		if errors.Is(err, errTooManySockets) {
+			code, why = websocket.StatusTryAgainLater, "too many connections for this device"
+		}
+		_ = ws.Close(code, why)
 		cancel()
 		end()
 		return
@@ -86,20 +90,26 @@ func (s *Service) Serve(w http.ResponseWriter, r *http.Request, d store.Device) 
 	}
 }
 
+// errTooManySockets refuses a device's socket past Limits.MaxSockets.
+var errTooManySockets = errors.New("device: too many sockets")
+
 // register adds c to its device's live sockets, unless the device was
-// revoked meanwhile.
-func (s *Service) register(c *conn) bool {
+// revoked meanwhile or has too many.
+func (s *Service) register(c *conn) error {
 	d, err := s.st.GetDevice(c.ctx, c.dev.ID)
 	if err != nil || d.RevokedAt != 0 {
-		return false
+		return ErrUnauthorized
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.conns[c.dev.ID]) >= s.opts.Limits.MaxSockets {
+		return errTooManySockets
+	}
 	if s.conns[c.dev.ID] == nil {
 		s.conns[c.dev.ID] = map[*conn]struct{}{}
 	}
 	s.conns[c.dev.ID][c] = struct{}{}
-	return true
+	return nil
 }
 
 func (s *Service) unregister(c *conn) {

@@ -12,6 +12,9 @@ type Limits struct {
 	// MaxInFlight is how many operations one socket may have running; one
 	// more is answered BACKPRESSURE (8).
 	MaxInFlight int
+	// MaxSockets is how many sockets one device may have open on this
+	// server; one more is closed at once with 1013 (try again later) (4).
+	MaxSockets int
 	// MaxMessage bounds a frame in bytes; a larger one closes the socket
 	// with 1009 (message too big) (64 KiB).
 	MaxMessage int64
@@ -24,7 +27,7 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits of a zero Limits.
-var DefaultLimits = Limits{Rate: 10, Burst: 20, MaxInFlight: 8, MaxMessage: 64 << 10, Recheck: 30 * time.Second, RequestIDs: 4096}
+var DefaultLimits = Limits{Rate: 10, Burst: 20, MaxInFlight: 8, MaxSockets: 4, MaxMessage: 64 << 10, Recheck: 30 * time.Second, RequestIDs: 4096}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -36,6 +39,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxInFlight <= 0 {
 		l.MaxInFlight = d.MaxInFlight
+	}
+	if l.MaxSockets <= 0 {
+		l.MaxSockets = d.MaxSockets
 	}
 	if l.MaxMessage <= 0 {
 		l.MaxMessage = d.MaxMessage
