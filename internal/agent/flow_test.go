@@ -144,7 +144,13 @@ func TestEngineActionRequired(t *testing.T) {
 		// The model becomes usable: the same operation becomes ready.
 		srv := scriptServer(t)
 		b.env["ANTHROPIC_BASE_URL"] = srv
-		if o2 := b.op(o.OperationID); o2.State != agent.StateReady || *o2.AgentID != *o.AgentID {
+		// Polling re-checks the engine at most every few seconds.
+		var o2 agent.Operation
+		waitFor(t, 30*time.Second, "ready after the engine is usable", func() bool {
+			o2 = b.op(o.OperationID)
+			return o2.State == agent.StateReady
+		}, func() string { return js(o2) })
+		if *o2.AgentID != *o.AgentID {
 			t.Fatalf("after the engine is usable: %s", js(o2))
 		}
 		if ag, _ := b.svc.ListAgents(context.Background()); len(ag) != 1 || ag[0].Runtime != agent.RuntimeReady {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -153,13 +154,30 @@ func (s *Service) Operation(ctx context.Context, identity, operationID string) (
 		if err := s.recheck(ctx, op.AgentID, op.ID); err != nil {
 			s.finish(ctx, &op, err)
 		}
-	case op.State == StateNeedsUserAction && op.ErrorCode == CodeEngineActionRequired && op.AgentID != "":
+	case op.State == StateNeedsUserAction && op.ErrorCode == CodeEngineActionRequired && op.AgentID != "" && s.recheckDue(op.ID):
 		if s.recheck(ctx, op.AgentID, op.ID) == nil && s.launchCheck(ctx, op.AgentID) == nil {
 			op.State, op.Phase, op.ErrorCode, op.ErrorMessage, op.Guidance, op.UpdatedAt = StateReady, PhaseComplete, "", "", "", s.now()
 			s.save(ctx, op)
 		}
 	}
 	return s.opView(op), nil
+}
+
+// engineRecheckEvery bounds how often polling re-checks an operation's
+// engine (a model check may be a request to the provider).
+const engineRecheckEvery = 5 * time.Second
+
+// recheckDue reports whether operation id's engine may be checked again
+// now, and if so records that it is.
+func (s *Service) recheckDue(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	if last, ok := s.engineChecks[id]; ok && now.Sub(last) < engineRecheckEvery {
+		return false
+	}
+	s.engineChecks[id] = now
+	return true
 }
 
 func (s *Service) opView(op store.AgentOperation) Operation {

@@ -74,6 +74,8 @@ type Service struct {
 	lastPrep  map[string]LastPreparation
 	wsClaims  map[string]string // canonical workspace → operation id
 	revoked   map[string]bool
+	// engineChecks is when polling last re-checked an operation's engine.
+	engineChecks map[string]time.Time
 }
 
 type installJob struct {
@@ -113,7 +115,7 @@ func New(opts Options) (*Service, error) {
 	return &Service{opts: opts, st: opts.Store, ms: opts.Missions, machineID: id, official: off,
 		jobs: make(chan struct{}, MaxActiveJobs), base: context.Background(),
 		installs: map[string]*installJob{}, readiness: map[string]Readiness{}, lastPrep: map[string]LastPreparation{},
-		wsClaims: map[string]string{}, revoked: map[string]bool{}}, nil
+		wsClaims: map[string]string{}, revoked: map[string]bool{}, engineChecks: map[string]time.Time{}}, nil
 }
 
 // machineID reads the machine id from dataDir/machine-id, making one the

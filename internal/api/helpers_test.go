@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/aos-run/aos/internal/agent"
 	"log/slog"
 	"net"
 	"net/http"
@@ -121,8 +122,20 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		t.Fatal(err)
 	}
 	b.auth, opts.api.Auth = a, a
+	if opts.api.Agents == nil {
+		ag, err := agent.New(agent.Options{Store: db.Store, Missions: b.svc, WorkspaceRoot: b.root, DataDir: t.TempDir(), Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		actx, cancel := context.WithCancel(context.Background())
+		if err := ag.Start(actx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); ag.Wait() })
+		opts.api.Agents = ag
+	}
 	if opts.api.Devices == nil {
-		opts.api.Devices = device.New(db.Store, device.Options{Now: b.clk.Now, Logger: log})
+		opts.api.Devices = device.New(db.Store, device.Options{Ops: opts.api.Agents, Now: b.clk.Now, Logger: log})
 	}
 	b.api = api.New(b.svc, opts.api)
 	b.srv.Config.Handler = b.api
