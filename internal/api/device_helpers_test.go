@@ -102,7 +102,7 @@ func (f *fakeOps) revokedIDs() []string {
 }
 
 // deviceBundle is a real API server with the device channel over ops.
-func deviceBundle(t *testing.T, ops device.Ops, lim device.Limits, tls ...bool) *bundle {
+func deviceBundle(t testing.TB, ops device.Ops, lim device.Limits, tls ...bool) *bundle {
 	t.Helper()
 	db := storetest.New(t, "sqlite")
 	var o setupOpts
