@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/mission"
 )
 
@@ -35,6 +36,14 @@ var authStatus = map[auth.Code]int{
 	// The caller is authenticated but its session is too old for this
 	// (adding a passkey): not 401, which would say the session is bad.
 	auth.CodeReauthRequired: http.StatusForbidden,
+}
+
+// deviceStatus maps each device error code to an HTTP status.
+var deviceStatus = map[device.Code]int{
+	device.CodeInvalidInput: http.StatusBadRequest,
+	device.CodeUnauthorized: http.StatusUnauthorized,
+	device.CodeNotFound:     http.StatusNotFound,
+	device.CodeThrottled:    http.StatusTooManyRequests,
 }
 
 // statusOf maps each service error code to an HTTP status.
@@ -93,7 +102,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	var ae *apiError
 	var me *mission.Error
 	var au *auth.Error
+	var de *device.Error
 	switch {
+	case errors.As(err, &de) && deviceStatus[de.Code] != 0:
+		status, body.Error.Code, body.Error.Message = deviceStatus[de.Code], string(de.Code), de.Msg
+		if de.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((de.RetryAfter+time.Second-1)/time.Second), 10))
+		}
 	case errors.As(err, &au) && authStatus[au.Code] != 0:
 		status, body.Error.Code, body.Error.Message = authStatus[au.Code], string(au.Code), au.Msg
 		if au.RetryAfter > 0 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aos-run/aos/internal/api"
 	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/sandbox"
@@ -132,6 +133,9 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		}
 		t.Cleanup(func() { cancel(); ag.Wait() })
 		opts.api.Agents = ag
+	}
+	if opts.api.Devices == nil {
+		opts.api.Devices = device.New(db.Store, device.Options{Ops: opts.api.Agents, Now: b.clk.Now, Logger: log})
 	}
 	b.api = api.New(b.svc, opts.api)
 	b.srv.Config.Handler = b.api

@@ -37,7 +37,7 @@ func (s *Server) table() []Route {
 		{Method: "GET", Pattern: "/system/status", Scope: r, Resp: mission.Status{}, handle: s.status},
 		{Method: "GET", Pattern: "/system/audit", Scope: r, Resp: []mission.AuditEntry{}, handle: s.audit},
 		{Method: "GET", Pattern: "/events", Scope: r, handle: s.events},
-	}, append(append(s.authRoutes(), s.projectRoutes()...), s.agentRoutes()...)...)
+	}, append(append(append(s.authRoutes(), s.projectRoutes()...), s.agentRoutes()...), s.deviceRoutes()...)...)
 }
 
 // Health is GET /health's body.

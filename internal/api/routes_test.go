@@ -15,6 +15,7 @@ import (
 var publicRoutes = map[string]bool{
 	"GET /health": true, "GET /auth/status": true, "POST /auth/setup/begin": true, "POST /auth/setup/complete": true,
 	"POST /auth/login": true, "POST /auth/webauthn/login/begin": true, "POST /auth/webauthn/login/finish": true,
+	"POST /device/pair": true,
 }
 
 // TestEveryRouteNeedsToken iterates the route table, so a new route cannot

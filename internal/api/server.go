@@ -14,6 +14,7 @@ import (
 
 	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/console"
+	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/mission"
 )
@@ -49,6 +50,9 @@ type Options struct {
 	// Agents is the Store and agent service (seed 000); nil answers its
 	// routes with UNSUPPORTED_CAPABILITY.
 	Agents *agent.Service
+	// Devices is the paired-device service (pairing, the device channel);
+	// nil answers 503 on the device routes.
+	Devices *device.Service
 }
 
 // Server is the HTTP API over a mission service.
@@ -68,6 +72,10 @@ type Route struct {
 	Pattern string // under Prefix, with {name} wildcards
 	Scope   string // mission.ScopeRead, ScopeWrite or ScopeOwner; "" when Public
 	Public  bool
+	// Device marks the device channel: no owner credential opens it; its
+	// handler authenticates a device token itself, and a device token
+	// opens nothing else.
+	Device bool
 	// Req and Resp are zero values of the body types the handler decodes
 	// and writes (nil when none); /openapi.json is generated from them.
 	Req, Resp any
@@ -130,7 +138,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) wrap(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p mission.Principal
-		if rt.Public {
+		if rt.Device {
+			// Authenticated by the handler, with a device token only.
+		} else if rt.Public {
 			// No cookie authenticates a public route, but a browser on a
 			// foreign origin must not drive login or setup either.
 			if err := s.checkOrigin(r); err != nil {

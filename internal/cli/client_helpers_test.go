@@ -17,6 +17,7 @@ import (
 
 	"github.com/aos-run/aos/internal/api"
 	"github.com/aos-run/aos/internal/auth"
+	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store"
@@ -60,7 +61,7 @@ func setupRemote(t *testing.T, db storetest.DB) *remote {
 		t.Fatal(err)
 	}
 	r.auth = a
-	r.srv.Config.Handler = api.New(r.svc, api.Options{Logger: log, Auth: a})
+	r.srv.Config.Handler = api.New(r.svc, api.Options{Logger: log, Auth: a, Devices: device.New(db.Store, device.Options{Logger: log})})
 	r.srv.Start()
 	t.Cleanup(r.srv.Close)
 	ctx := context.Background()

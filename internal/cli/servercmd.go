@@ -19,6 +19,7 @@ import (
 	"github.com/aos-run/aos/internal/api"
 	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/config"
+	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/metrics"
 	"github.com/aos-run/aos/internal/mission"
@@ -123,7 +124,8 @@ func NewServerCmd(version string) *cobra.Command {
 			go svc.RunRetention(ctx, time.Hour, log)
 			m := metrics.New(metrics.ProcessServer, version)
 			m.WatchStore(st)
-			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies, Metrics: m, Agents: agents}), log)
+			return api.Serve(ctx, ln, api.New(svc, api.Options{Logger: log, Auth: authSvc, TrustedProxies: proxies, Metrics: m, Agents: agents,
+				Devices: device.New(st, device.Options{Ops: agents, Logger: log})}), log)
 		},
 	}
 	cmd.Flags().BoolVar(&noSetupToken, "no-setup-token", false, "do not issue a setup token on first run (aos up issues it)")

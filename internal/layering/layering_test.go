@@ -30,10 +30,14 @@ var allowed = map[string][]string{
 	"cmd/aos": {"internal/cli"},
 
 	// Front ends: they call the mission service and present its results.
-	"internal/cli": {"internal/agent", "internal/api", "internal/auth", "internal/backend", "internal/client", "internal/clients", "internal/config", "internal/control", "internal/demo",
+	"internal/cli": {"internal/agent", "internal/api", "internal/auth", "internal/backend", "internal/client", "internal/clients", "internal/config", "internal/control", "internal/demo", "internal/device",
 		"internal/engine", "internal/gitx", "internal/hostconfig", "internal/hoststate", "internal/integrate", "internal/kernel", "internal/metrics", "internal/mission",
 		"internal/provider", "internal/sandbox", "internal/store", "internal/termtext", "internal/worker"},
-	"internal/api": {"internal/agent", "internal/auth", "internal/console", "internal/metrics", "internal/mission", "internal/wire"},
+	"internal/api": {"internal/agent", "internal/auth", "internal/console", "internal/device", "internal/metrics", "internal/mission", "internal/wire"},
+	// The device channel (issue 16): pairing, device tokens and the
+	// WebSocket protocol over the agent service; never the mission
+	// service, the kernel or another front end.
+	"internal/device": {"internal/agent", "internal/store"},
 	// The local control socket is a front end: it calls the mission
 	// service (and the kernel's event feed), never the store or another
 	// front end.

@@ -70,6 +70,7 @@ const (
 type Queries interface {
 	OwnerAuthQueries
 	ProjectQueries
+	DeviceQueries
 	AgentQueries
 
 	InsertMission(ctx context.Context, m Mission) error
