@@ -58,6 +58,10 @@ type bundle struct {
 	clk     *testClock // the auth service's clock
 	origin  string     // the public origin (http://localhost:<port>)
 	secrets []string   // more secrets no body, frame or log may hold (guarded by mu)
+	// exchanges are every API request and response (guarded by mu),
+	// validated at cleanup against spec, the published OpenAPI document.
+	exchanges []exchange
+	spec      []byte
 }
 
 type setupOpts struct {
@@ -121,7 +125,8 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 	}
 	b.auth, opts.api.Auth = a, a
 	b.api = api.New(b.svc, opts.api)
-	b.srv.Config.Handler = b.api
+	b.srv.Config.Handler = b.specRecorder(b.api)
+	t.Cleanup(b.validateExchanges) // after the server has closed
 	if opts.tls {
 		b.srv.StartTLS()
 	} else {
@@ -139,6 +144,7 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		t.Fatal(err)
 	}
 	b.write, b.read = w.Secret, r.Secret
+	b.fetchSpec()
 	return b
 }
 
