@@ -42,9 +42,9 @@ var (
 func (g *schemaGen) schema(t reflect.Type) map[string]any {
 	switch {
 	case t == rawMessage:
-		return anyJSON("any JSON value")
+		return g.anyJSON("any JSON value")
 	case t.Implements(marshaler):
-		return anyJSON("any JSON value (" + t.String() + ")")
+		return g.anyJSON("any JSON value (" + t.String() + ")")
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -67,7 +67,7 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
 	case reflect.Interface:
-		return anyJSON("any JSON value")
+		return g.anyJSON("any JSON value")
 	case reflect.Struct:
 		name := t.Name()
 		if name == "" {
@@ -85,10 +85,20 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 	return map[string]any{}
 }
 
-// anyJSON is the schema of any JSON value, null included (spelled out:
-// some validators take an empty schema for a non-null value).
-func anyJSON(desc string) map[string]any {
-	return map[string]any{"description": desc, "anyOf": []any{map[string]any{}, map[string]any{"type": "null"}}}
+// anyJSON refers to JSONValue, the schema of any JSON value, null
+// included, spelled out type by type (some validators take an empty
+// schema for a non-null value, and a linter rightly flags an empty one in
+// an anyOf).
+func (g *schemaGen) anyJSON(desc string) map[string]any {
+	g.defs["JSONValue"] = map[string]any{"description": "Any JSON value.", "anyOf": []any{
+		map[string]any{"type": "object", "additionalProperties": true},
+		map[string]any{"type": "array", "items": map[string]any{}},
+		map[string]any{"type": "string"},
+		map[string]any{"type": "number"},
+		map[string]any{"type": "boolean"},
+		map[string]any{"type": "null"},
+	}}
+	return map[string]any{"$ref": "#/components/schemas/JSONValue", "description": desc}
 }
 
 // nullable makes s admit null too.

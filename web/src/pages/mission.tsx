@@ -153,7 +153,7 @@ export function MissionPage({ id }: { id: string }) {
           <>
             <h2>Done criteria</h2>
             <ul class="criteria">
-              {mission.spec.criteria.map((c) => (
+              {mission.spec.criteria.map((c: unknown) => (
                 <li>{clean(c)}</li>
               ))}
             </ul>
