@@ -1,0 +1,109 @@
+// A windowed list for long timelines: with more than WINDOW_FROM items,
+// only the rows near the viewport are in the DOM, between two spacers
+// that stand for the rest. The page itself scrolls (no inner scroll box,
+// so phones scroll as usual). Row heights vary (a tool call expands): each
+// rendered row is measured, and watched by one ResizeObserver; rows never
+// rendered count ESTIMATE pixels. No dependency: prefix sums and a binary
+// search over them.
+import { cloneElement, type VNode } from 'preact';
+import { useLayoutEffect, useEffect, useRef, useState } from 'preact/hooks';
+
+export const WINDOW_FROM = 150;
+const ESTIMATE = 56; // px, a collapsed row
+const OVERSCAN = 800; // px rendered above and below the viewport
+
+/** Row is one item: node renders an <li> (an element, or a component
+ * that spreads the props it does not know onto its <li>). */
+export interface Row {
+  key: string;
+  node: VNode<any>;
+}
+
+export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: string; testid: string }) {
+  const ref = useRef<HTMLOListElement>(null);
+  const heights = useRef(new Map<string, number>());
+  const [, setTick] = useState(0);
+  const [view, setView] = useState({ top: 0, bottom: typeof window === 'undefined' ? 1000 : window.innerHeight });
+  const windowed = rows.length > WINDOW_FROM;
+
+  // The viewport, relative to the list's top, on scroll and resize (one
+  // update per animation frame).
+  useEffect(() => {
+    if (!windowed) return;
+    let frame = 0;
+    const update = () => {
+      frame = 0;
+      const el = ref.current;
+      if (!el) return;
+      const top = -el.getBoundingClientRect().top;
+      setView((v) => (Math.abs(v.top - top) < 1 && v.bottom - v.top === window.innerHeight ? v : { top, bottom: top + window.innerHeight }));
+    };
+    const on = () => {
+      if (!frame) frame = requestAnimationFrame(update);
+    };
+    update();
+    window.addEventListener('scroll', on, { passive: true });
+    window.addEventListener('resize', on);
+    return () => {
+      window.removeEventListener('scroll', on);
+      window.removeEventListener('resize', on);
+      cancelAnimationFrame(frame);
+    };
+  }, [windowed]);
+
+  // Measure the rendered rows, now and whenever one changes size.
+  const observer = useRef<ResizeObserver | null>(null);
+  useLayoutEffect(() => {
+    if (!windowed) return;
+    const measure = (els: Element[]) => {
+      let changed = false;
+      for (const el of els) {
+        const k = (el as HTMLElement).dataset.vkey;
+        if (!k) continue;
+        const h = (el as HTMLElement).offsetHeight;
+        if (h > 0 && heights.current.get(k) !== h) {
+          heights.current.set(k, h);
+          changed = true;
+        }
+      }
+      if (changed) setTick((t) => t + 1);
+    };
+    observer.current ??= new ResizeObserver((es) => measure(es.map((e) => e.target)));
+    const els = Array.from(ref.current?.querySelectorAll('[data-vkey]') ?? []);
+    for (const el of els) observer.current.observe(el);
+    measure(els);
+    return () => observer.current?.disconnect();
+  });
+
+  if (!windowed) {
+    return (
+      <ol class={cls} data-testid={testid}>
+        {rows.map((r) => cloneElement(r.node, { key: r.key }))}
+      </ol>
+    );
+  }
+  // Prefix sums of the heights; the first and last rows in view (with
+  // overscan), by binary search.
+  const n = rows.length;
+  const offs = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) offs[i + 1] = offs[i] + (heights.current.get(rows[i].key) ?? ESTIMATE);
+  const find = (y: number) => {
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (offs[mid + 1] <= y) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const first = find(Math.max(0, view.top - OVERSCAN));
+  const last = Math.min(n, find(view.bottom + OVERSCAN) + 1);
+  return (
+    <ol class={`${cls} windowed`} data-testid={testid} data-rows={n}>
+      <li class="vspacer" aria-hidden="true" style={{ height: `${offs[first]}px` }} />
+      {rows.slice(first, last).map((r, i) => cloneElement(r.node, { key: r.key, 'data-vkey': r.key, 'aria-setsize': n, 'aria-posinset': first + i + 1 }))}
+      <li class="vspacer" aria-hidden="true" style={{ height: `${offs[n] - offs[last]}px` }} />
+    </ol>
+  );
+}
