@@ -51,15 +51,18 @@ export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: 
     };
   }, [windowed]);
 
-  // Measure the rendered rows, now and whenever one changes size.
+  // Measure the rendered rows, now and whenever one changes size. Each
+  // row is observed once (observing fires a first callback); rows gone
+  // from the DOM are let go.
   const observer = useRef<ResizeObserver | null>(null);
+  const observed = useRef(new Set<Element>());
   useLayoutEffect(() => {
     if (!windowed) return;
-    const measure = (els: Element[]) => {
+    const measure = (els: Iterable<Element>) => {
       let changed = false;
       for (const el of els) {
         const k = (el as HTMLElement).dataset.vkey;
-        if (!k) continue;
+        if (!k || !el.isConnected) continue;
         const h = (el as HTMLElement).offsetHeight;
         if (h > 0 && heights.current.get(k) !== h) {
           heights.current.set(k, h);
@@ -69,15 +72,24 @@ export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: 
       if (changed) setTick((t) => t + 1);
     };
     observer.current ??= new ResizeObserver((es) => measure(es.map((e) => e.target)));
-    const els = Array.from(ref.current?.querySelectorAll('[data-vkey]') ?? []);
-    for (const el of els) observer.current.observe(el);
-    measure(els);
-    return () => observer.current?.disconnect();
+    for (const el of observed.current) {
+      if (!el.isConnected) {
+        observer.current.unobserve(el);
+        observed.current.delete(el);
+      }
+    }
+    for (const el of ref.current?.querySelectorAll('[data-vkey]') ?? []) {
+      if (!observed.current.has(el)) {
+        observed.current.add(el);
+        observer.current.observe(el);
+      }
+    }
   });
+  useEffect(() => () => observer.current?.disconnect(), []);
 
   if (!windowed) {
     return (
-      <ol class={cls} data-testid={testid}>
+      <ol ref={ref} class={cls} data-testid={testid}>
         {rows.map((r) => cloneElement(r.node, { key: r.key }))}
       </ol>
     );
@@ -100,7 +112,7 @@ export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: 
   const first = find(Math.max(0, view.top - OVERSCAN));
   const last = Math.min(n, find(view.bottom + OVERSCAN) + 1);
   return (
-    <ol class={`${cls} windowed`} data-testid={testid} data-rows={n}>
+    <ol ref={ref} class={`${cls} windowed`} data-testid={testid} data-rows={n}>
       <li class="vspacer" aria-hidden="true" style={{ height: `${offs[first]}px` }} />
       {rows.slice(first, last).map((r, i) => cloneElement(r.node, { key: r.key, 'data-vkey': r.key, 'aria-setsize': n, 'aria-posinset': first + i + 1 }))}
       <li class="vspacer" aria-hidden="true" style={{ height: `${offs[n] - offs[last]}px` }} />

@@ -5,6 +5,7 @@
 // rows (components/vlist.tsx), pending waits inline, a composer for
 // steering messages, cancel and retry. Every string a model or a tool
 // wrote goes through clean() into a text node.
+import { Component } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, type AosEvent, type Mission, type Run, type Step, type Wait } from '../api';
 import { RunTree } from '../components/runtree';
@@ -293,9 +294,24 @@ function summarizeInput(input: any): string {
   return s.length > 120 ? s.slice(0, 120) + '…' : s;
 }
 
-// StepItem renders one step's row; li are the row's own attributes (set
+// StepItem renders a step's row unless its props changed (a shallow
+// compare): scrolling a long timeline re-renders the window, not the
+// steps in it.
+class StepItem extends Component<{ step: Step; ended: boolean; executed: Set<unknown> } & Record<string, unknown>> {
+  shouldComponentUpdate(next: Record<string, unknown>) {
+    const cur = this.props as Record<string, unknown>;
+    const keys = Object.keys(next);
+    return keys.length !== Object.keys(cur).length || keys.some((k) => k !== 'children' && next[k] !== cur[k]);
+  }
+  render() {
+    const { step, ended, executed, ...li } = this.props;
+    return stepRow(step, ended, executed, li);
+  }
+}
+
+// stepRow renders one step's row; li are the row's own attributes (set
 // by the windowed list).
-function StepItem({ step, ended, executed, ...li }: { step: Step; ended: boolean; executed: Set<unknown> } & Record<string, unknown>) {
+function stepRow(step: Step, ended: boolean, executed: Set<unknown>, li: Record<string, unknown>) {
   const interrupted = step.status === 'started' && ended;
   if (step.kind === 'model_call') {
     if (step.status === 'started') return null; // the streaming item shows it
