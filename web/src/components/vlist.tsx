@@ -89,7 +89,7 @@ export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: 
 
   if (!windowed) {
     return (
-      <ol ref={ref} class={cls} data-testid={testid}>
+      <ol ref={ref} class={cls} data-testid={testid} data-rows={rows.length}>
         {rows.map((r) => cloneElement(r.node, { key: r.key }))}
       </ol>
     );
