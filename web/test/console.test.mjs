@@ -680,7 +680,7 @@ test('live text never shows out of order, nor after the step that ends it (the d
   await page.goto(base + `/mission/?id=${m.id}`);
   await waitFor(async () => (await page.getByTestId('mission-status').textContent()) === 'partial', 'the mission to end', 60000);
   const tl = page.getByTestId('timeline');
-  await tl.getByText('[t3] Third turn').waitFor();
+  await page.getByTestId('turn').filter({ hasText: '[t3] Third turn' }).waitFor();
   const g = await page.evaluate(() => window.__gate);
   assert.deepEqual(g.violations, []);
   assert.ok(g.seen.length >= 2, `live text was seen for turns ${g.seen}: the test watched nothing`);
