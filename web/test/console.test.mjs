@@ -576,7 +576,7 @@ test('a mission of over 2,000 steps opens and scrolls smoothly: its timeline is 
   // Open it: time from navigation to the timeline's first render.
   await page.goto(base + `/mission/?id=${m.id}`);
   const tl = page.locator('[data-testid=timeline][data-rows]');
-  await tl.locator(':scope > li').first().waitFor({ timeout: 30000 });
+  await tl.locator(':scope > li:not(.vspacer)').first().waitFor({ timeout: 30000 });
   const firstRender = await page.evaluate(() => performance.now());
   const rows = Number(await tl.getAttribute('data-rows'));
   const inDom = await tl.locator(':scope > li').count();

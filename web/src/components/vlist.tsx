@@ -10,7 +10,8 @@ import { useLayoutEffect, useEffect, useRef, useState } from 'preact/hooks';
 
 export const WINDOW_FROM = 150;
 const ESTIMATE = 56; // px, a collapsed row
-const OVERSCAN = 800; // px rendered above and below the viewport
+const OVERSCAN = 1000; // px rendered above and below the viewport
+const MARGIN = 300; // px: re-render only when the viewport comes this close to the rendered edge
 
 /** Row is one item: node renders an <li> (an element, or a component
  * that spreads the props it does not know onto its <li>). */
@@ -23,7 +24,10 @@ export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: 
   const ref = useRef<HTMLOListElement>(null);
   const heights = useRef(new Map<string, number>());
   const [, setTick] = useState(0);
-  const [view, setView] = useState({ top: 0, bottom: typeof window === 'undefined' ? 1000 : window.innerHeight });
+  // The rendered span (px from the list's top): the viewport and OVERSCAN
+  // around it, moved only when the viewport nears one of its edges, so a
+  // scroll re-renders the list every few hundred pixels, not every frame.
+  const [span, setSpan] = useState({ top: 0, bottom: (typeof window === 'undefined' ? 1000 : window.innerHeight) + OVERSCAN });
   const windowed = rows.length > WINDOW_FROM;
 
   // The viewport, relative to the list's top, on scroll and resize (one
@@ -36,7 +40,10 @@ export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: 
       const el = ref.current;
       if (!el) return;
       const top = -el.getBoundingClientRect().top;
-      setView((v) => (Math.abs(v.top - top) < 1 && v.bottom - v.top === window.innerHeight ? v : { top, bottom: top + window.innerHeight }));
+      const bottom = top + window.innerHeight;
+      setSpan((v) =>
+        (v.top <= 0 || top - MARGIN >= v.top) && bottom + MARGIN <= v.bottom ? v : { top: Math.max(0, top - OVERSCAN), bottom: bottom + OVERSCAN },
+      );
     };
     const on = () => {
       if (!frame) frame = requestAnimationFrame(update);
@@ -109,8 +116,8 @@ export function VirtualList({ rows, class: cls, testid }: { rows: Row[]; class: 
     }
     return lo;
   };
-  const first = find(Math.max(0, view.top - OVERSCAN));
-  const last = Math.min(n, find(view.bottom + OVERSCAN) + 1);
+  const first = find(span.top);
+  const last = Math.min(n, find(span.bottom) + 1);
   return (
     <ol ref={ref} class={`${cls} windowed`} data-testid={testid} data-rows={n}>
       <li class="vspacer" aria-hidden="true" style={{ height: `${offs[first]}px` }} />
