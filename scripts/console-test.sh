@@ -4,7 +4,7 @@
 # scripted model server. Installs the pinned npm packages (npm ci) when
 # web/node_modules is missing or stale. AOS_SKIP_BROWSER=1 skips it (say so
 # out loud: it is the console's only end-to-end test). Bounded: the whole run is killed
-# after 180 s (AOS_BROWSER_TIMEOUT seconds).
+# after 420 s (AOS_BROWSER_TIMEOUT seconds; the 2,000-step mission takes a minute of it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${AOS_SKIP_BROWSER:-}" = 1 ]; then echo "console-test: SKIPPED (AOS_SKIP_BROWSER=1)"; exit 0; fi
@@ -15,4 +15,4 @@ trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/aos" ./cmd/aos
 scripts/console-build.sh --deps
 cd web
-AOS_BIN="$bin/aos" timeout "${AOS_BROWSER_TIMEOUT:-180}" node --test --test-concurrency=1 test/
+AOS_BIN="$bin/aos" timeout "${AOS_BROWSER_TIMEOUT:-420}" node --test --test-concurrency=1 test/

@@ -57,6 +57,9 @@ func (b *bundle) send(method, path string, body any, hdr http.Header, record boo
 	if err != nil {
 		b.t.Fatal(err)
 	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, vs := range hdr {
 		req.Header[k] = vs
 	}

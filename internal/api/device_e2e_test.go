@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -25,7 +24,6 @@ import (
 	"github.com/aos-run/aos/internal/worker"
 )
 
-var update = flag.Bool("update", false, "rewrite the device fixture's expected answers")
 
 // doneScript marks the go-service package's three done criteria as
 // passing, then finishes: the model's brain is the only fake.

@@ -17,8 +17,8 @@ func (s *Server) deviceRoutes() []Route {
 		{Method: "GET", Pattern: "/devices", Scope: mission.ScopeRead, Resp: []wire.Device{}, handle: s.listDevices},
 		{Method: "POST", Pattern: "/devices/pairings", Scope: mission.ScopeWrite, Req: wire.PairDeviceRequest{}, Resp: wire.DevicePairing{}, Status: 201, handle: s.pairDevice},
 		{Method: "DELETE", Pattern: "/devices/{id}", Scope: mission.ScopeWrite, Status: 204, handle: s.revokeDevice},
-		{Method: "POST", Pattern: "/device/pair", Public: true, Req: wire.ExchangePairingRequest{}, Resp: wire.PairedDevice{}, Status: 201, handle: s.exchangePairing},
-		{Method: "GET", Pattern: "/device", Device: true, handle: s.deviceSocket},
+		{Method: "POST", Pattern: "/device/pair", Public: true, Req: wire.ExchangePairingRequest{}, Resp: wire.PairedDevice{}, Status: 201, Errors: []int{401, 429}, handle: s.exchangePairing},
+		{Method: "GET", Pattern: "/device", Device: true, WebSocket: true, handle: s.deviceSocket},
 	}
 }
 

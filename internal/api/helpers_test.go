@@ -60,6 +60,10 @@ type bundle struct {
 	clk     *testClock // the auth service's clock
 	origin  string     // the public origin (http://localhost:<port>)
 	secrets []string   // more secrets no body, frame or log may hold (guarded by mu)
+	// exchanges are every API request and response (guarded by mu),
+	// validated at cleanup against spec, the published OpenAPI document.
+	exchanges []exchange
+	spec      []byte
 }
 
 type setupOpts struct {
@@ -138,7 +142,8 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		opts.api.Devices = device.New(db.Store, device.Options{Ops: opts.api.Agents, Now: b.clk.Now, Logger: log})
 	}
 	b.api = api.New(b.svc, opts.api)
-	b.srv.Config.Handler = b.api
+	b.srv.Config.Handler = b.specRecorder(b.api)
+	t.Cleanup(b.validateExchanges) // after the server has closed
 	if opts.tls {
 		b.srv.StartTLS()
 	} else {
@@ -156,6 +161,7 @@ func setup(t testing.TB, db storetest.DB, o ...setupOpts) *bundle {
 		t.Fatal(err)
 	}
 	b.write, b.read = w.Secret, r.Secret
+	b.fetchSpec()
 	return b
 }
 

@@ -12,11 +12,11 @@ func (s *Server) projectRoutes() []Route {
 	r, w := mission.ScopeRead, mission.ScopeWrite
 	return []Route{
 		{Method: "GET", Pattern: "/projects", Scope: r, Resp: []mission.Project{}, handle: s.listProjects},
-		{Method: "POST", Pattern: "/projects", Scope: w, Req: mission.CreateProjectRequest{}, Resp: mission.Project{}, Status: 201, handle: s.createProject},
+		{Method: "POST", Pattern: "/projects", Scope: w, Req: mission.CreateProjectRequest{}, Resp: mission.Project{}, Status: 201, Errors: []int{409, 502, 504}, handle: s.createProject},
 		{Method: "GET", Pattern: "/projects/{id}", Scope: r, Resp: mission.Project{}, handle: s.getProject},
 		{Method: "PATCH", Pattern: "/projects/{id}", Scope: w, Req: mission.UpdateProjectRequest{}, Resp: mission.Project{}, handle: s.updateProject},
-		{Method: "DELETE", Pattern: "/projects/{id}", Scope: w, Status: 204, handle: s.deleteProject},
-		{Method: "GET", Pattern: "/notifications", Scope: r, Resp: []mission.Notification{}, handle: s.listNotifications},
+		{Method: "DELETE", Pattern: "/projects/{id}", Scope: w, Status: 204, Errors: []int{409}, handle: s.deleteProject},
+		{Method: "GET", Pattern: "/notifications", Scope: r, Query: NotificationsQuery{}, Resp: []mission.Notification{}, handle: s.listNotifications},
 		{Method: "POST", Pattern: "/notifications/read", Scope: w, Req: mission.MarkReadRequest{}, Resp: mission.MarkReadResult{}, handle: s.markNotificationsRead},
 	}
 }

@@ -79,9 +79,18 @@ type Route struct {
 	// Req and Resp are zero values of the body types the handler decodes
 	// and writes (nil when none); /openapi.json is generated from them.
 	Req, Resp any
+	// Query is the zero value of a struct whose fields tagged
+	// `query:"name"` are the query parameters the handler reads (nil when
+	// none); /openapi.json documents them.
+	Query any
 	// Status is the success status (200 when 0).
 	Status int
-	handle func(w http.ResponseWriter, r *http.Request, p mission.Principal) error
+	// Errors are the error statuses the route can answer beyond those
+	// every route of its kind can (openapi.go's errorStatuses).
+	Errors []int
+	// WebSocket marks the route that upgrades to a WebSocket (101).
+	WebSocket bool
+	handle    func(w http.ResponseWriter, r *http.Request, p mission.Principal) error
 }
 
 // New returns a server over svc.

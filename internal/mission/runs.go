@@ -60,8 +60,8 @@ type Step struct {
 	Seq       int             `json:"seq"`
 	Kind      string          `json:"kind"`
 	Name      string          `json:"name"`
-	Effect    string          `json:"effect"`
-	Status    string          `json:"status"`
+	Effect    string          `json:"effect" enum:"pure,read,model_call,idempotent_write,non_idempotent"`
+	Status    string          `json:"status" enum:"started,completed,failed"`
 	Request   json.RawMessage `json:"request"`
 	Result    json.RawMessage `json:"result,omitempty"`
 	Error     json.RawMessage `json:"error,omitempty"`

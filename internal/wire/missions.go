@@ -9,11 +9,11 @@ type Mission struct {
 	ID        string          `json:"id"`
 	ProjectID string          `json:"projectId"`
 	Title     string          `json:"title"`
-	Status    string          `json:"status"`
+	Status    string          `json:"status" enum:"queued,running,waiting,done,partial,blocked,failed,budget_exhausted,cancelled"`
 	RootRunID string          `json:"rootRunId"`
 	SpentUSD  float64         `json:"spentUsd"`
 	Model     string          `json:"model,omitempty"`
-	Effort    string          `json:"effort,omitempty"`
+	Effort    string          `json:"effort,omitempty" enum:"low,medium,high,xhigh,max"`
 	Spec      json.RawMessage `json:"spec"`
 	Result    json.RawMessage `json:"result,omitempty"`
 	Git       *GitResult      `json:"git,omitempty"`
@@ -50,8 +50,8 @@ type CreateRequest struct {
 	// which must name a registered project when set.
 	Workspace          string   `json:"workspace,omitempty"`
 	Model              string   `json:"model,omitempty"`
-	Effort             string   `json:"effort,omitempty"`
-	Network            string   `json:"network,omitempty"`
+	Effort             string   `json:"effort,omitempty" enum:"low,medium,high,xhigh,max"`
+	Network            string   `json:"network,omitempty" enum:"none,open"`
 	BudgetUSD          *float64 `json:"budgetUsd,omitempty"`
 	MaxTurns           *int     `json:"maxTurns,omitempty"`
 	MaxWallSec         *int64   `json:"maxWallSec,omitempty"`

@@ -6,7 +6,7 @@ type Rule struct {
 	ProjectID     string `json:"projectId,omitempty"`
 	Tool          string `json:"tool"`
 	CommandPrefix string `json:"commandPrefix,omitempty"`
-	Decision      string `json:"decision"`
+	Decision      string `json:"decision" enum:"allow,ask,deny"`
 	Note          string `json:"note,omitempty"`
 	CreatedAt     int64  `json:"createdAt"`
 }
@@ -16,6 +16,6 @@ type AddRuleRequest struct {
 	ProjectID     string `json:"projectId,omitempty"`
 	Tool          string `json:"tool"`
 	CommandPrefix string `json:"commandPrefix,omitempty"`
-	Decision      string `json:"decision"`
+	Decision      string `json:"decision" enum:"allow,ask,deny"`
 	Note          string `json:"note,omitempty"`
 }

@@ -7,7 +7,7 @@ type Project struct {
 	Name      string `json:"name"`
 	Path      string `json:"path"`
 	Dir       string `json:"dir"`
-	Mode      string `json:"mode"`
+	Mode      string `json:"mode" enum:"init,existing,clone"`
 	Origin    string `json:"origin"`
 	CreatedAt int64  `json:"createdAt"`
 	UpdatedAt int64  `json:"updatedAt"`
@@ -18,7 +18,7 @@ type Project struct {
 type CreateProjectRequest struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
-	Mode string `json:"mode"`
+	Mode string `json:"mode" enum:"init,existing,clone"`
 	URL  string `json:"url,omitempty"`
 }
 

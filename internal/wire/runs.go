@@ -10,7 +10,7 @@ type Run struct {
 	MissionID       string          `json:"missionId"`
 	ParentRunID     string          `json:"parentRunId,omitempty"`
 	Logic           string          `json:"logic"`
-	Status          string          `json:"status"`
+	Status          string          `json:"status" enum:"queued,running,waiting,done,partial,blocked,failed,budget_exhausted,cancelled"`
 	CancelRequested bool            `json:"cancelRequested"`
 	Budget          Budget          `json:"budget"`
 	Usage           json.RawMessage `json:"usage"`

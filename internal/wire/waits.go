@@ -10,9 +10,9 @@ type Wait struct {
 	RunID      string          `json:"runId"`
 	MissionID  string          `json:"missionId"`
 	StepSeq    int             `json:"stepSeq"`
-	Kind       string          `json:"kind"`
+	Kind       string          `json:"kind" enum:"approval,question"`
 	Payload    json.RawMessage `json:"payload"`
-	Status     string          `json:"status"`
+	Status     string          `json:"status" enum:"pending,resolved,expired,cancelled"`
 	Resolution json.RawMessage `json:"resolution,omitempty"`
 	Actor      string          `json:"actor,omitempty"`
 	ResolveBy  int64           `json:"resolveBy,omitempty"`

@@ -1,6 +1,8 @@
 // The API client: same origin, the owner's session cookie, and the CSRF
 // token (from login, setup or /auth/status) on every mutation.
 
+import type { components } from './schema';
+
 export class ApiError extends Error {
   constructor(
     public status: number,
@@ -57,103 +59,25 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return data as T;
 }
 
-export interface AuthStatus {
-  setupRequired: boolean;
-  authenticated: boolean;
-  csrfToken?: string;
-  passkeys: boolean;
-}
+// The API's types, generated from the OpenAPI document (docs/openapi.json,
+// the server's GET /api/v1/openapi.json) by openapi-typescript into
+// schema.d.ts: scripts/console-build.sh regenerates them and CI fails when
+// they drift. Type-only: nothing of them reaches the bundle.
+type Schemas = components['schemas'];
 
-export interface Mission {
-  id: string;
-  projectId: string;
-  title: string;
-  status: string;
-  rootRunId: string;
-  spentUsd: number;
-  model?: string;
-  effort?: string;
-  spec: { objective?: string; criteria?: string[]; budgetUsd?: number; network?: string; [k: string]: unknown };
-  result?: { summary?: string; [k: string]: unknown };
-  createdAt: number;
-  updatedAt: number;
-  endedAt?: number;
-}
+/** Loose is T with its free-form JSON fields (JSONValue in the spec: a
+ * step's request, an event's payload) readable as any: their shape
+ * depends on the kind, and the console reads them defensively. */
+type Loose<T> = { [K in keyof T]: Schemas['JSONValue'] extends T[K] ? any : T[K] };
 
-export interface Run {
-  id: string;
-  missionId: string;
-  status: string;
-  budget: { usd?: number; maxTurns?: number; [k: string]: unknown };
-  spentUsd: number;
-  turns: number;
-  cancelRequested: boolean;
-  error?: string;
-}
-
-export interface Step {
-  runId: string;
-  seq: number;
-  kind: string;
-  name: string;
-  effect: string;
-  status: string;
-  request: any;
-  result?: any;
-  error?: any;
-  costUsd: number;
-  startedAt: number;
-  endedAt?: number;
-  truncated: boolean;
-}
-
-export interface Wait {
-  id: string;
-  runId: string;
-  missionId: string;
-  stepSeq: number;
-  kind: 'approval' | 'question' | string;
-  payload: any;
-  status: string;
-  resolution?: any;
-  resolveBy?: number;
-  createdAt: number;
-}
-
-export interface Spend {
-  today: string;
-  todayUsd: number;
-  capUsd: number;
-  capReached: boolean;
-  days: { day: string; usd: number }[];
-  byModel: { model: string; usd: number; calls: number }[];
-}
-
-export interface Model {
-  id: string;
-  provider: string;
-  tier?: string;
-  label?: string;
-  price: { input: number; output: number };
-  available: boolean | null;
-  note?: string;
-}
-
-export interface Project {
-  id: string;
-  name: string;
-  path: string;
-  dir: string;
-  mode: string;
-}
-
-export interface AosEvent {
-  id: number;
-  missionId: string;
-  runId: string;
-  seq: number | null;
-  kind: string;
-  payload: any;
-  trust?: string;
-  createdAt: number;
-}
+export type AuthStatus = Schemas['AuthStatus'];
+export type Mission = Loose<Schemas['Mission']>;
+export type Run = Loose<Schemas['Run']>;
+export type Step = Loose<Schemas['Step']>;
+export type Wait = Loose<Schemas['Wait']>;
+export type Spend = Schemas['Spend'];
+export type Model = Schemas['Model'];
+export type Project = Schemas['Project'];
+export type AosEvent = Loose<Schemas['Event']>;
+export type Settings = Schemas['Settings'];
+export type JSONValue = Schemas['JSONValue'];

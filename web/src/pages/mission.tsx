@@ -1,11 +1,17 @@
-// One mission: header (status, spend against budget, criteria), the live
-// timeline of its root run (REST steps merged with events by seq; model
-// text streamed from model.delta), pending waits inline, a composer for
+// One mission: header (status, spend against budget, criteria), its run
+// tree, the live timeline of the selected run (the root by default; REST
+// steps merged with events by seq; model text streamed from model.delta
+// through the ordering gate, deltagate.ts), windowed past a few hundred
+// rows (components/vlist.tsx), pending waits inline, a composer for
 // steering messages, cancel and retry. Every string a model or a tool
 // wrote goes through clean() into a text node.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { Component } from 'preact';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, type AosEvent, type Mission, type Run, type Step, type Wait } from '../api';
+import { RunTree } from '../components/runtree';
+import { VirtualList, type Row } from '../components/vlist';
 import { Diff, WaitCard } from '../components/wait';
+import { DeltaGate } from '../deltagate';
 import { RESYNC, subscribe } from '../events';
 import { navigate } from '../router';
 import { clean } from '../text';
@@ -40,9 +46,21 @@ async function allSteps(runId: string): Promise<Step[]> {
   }
 }
 
+/** shown says whether a step has a row in the timeline (StepItem renders
+ * nothing for the others). */
+function shown(s: Step): boolean {
+  if (HIDDEN.has(s.kind)) return false;
+  if (s.kind === 'model_call') return s.status !== 'started'; // the streaming item shows it
+  if (s.kind === 'emit') return s.name === 'policy.decision';
+  if (s.kind === 'owner_messages') return Array.isArray(s.result?.messages) && s.result.messages.length > 0;
+  return true;
+}
+
 export function MissionPage({ id }: { id: string }) {
   const [mission, setMission] = useState<Mission | null>(null);
   const [run, setRun] = useState<Run | null>(null);
+  const [runs, setRuns] = useState<Run[]>([]);
+  const [selected, setSelected] = useState('');
   const [steps, setSteps] = useState<Map<number, Step>>(new Map());
   const [waits, setWaits] = useState<Wait[]>([]);
   const [live, setLive] = useState<Live | null>(null);
@@ -53,19 +71,26 @@ export function MissionPage({ id }: { id: string }) {
   useEffect(() => {
     let alive = true;
     let timer: number | undefined;
+    const gate = new DeltaGate();
+    setSteps(new Map());
+    setLive(null);
     async function load() {
       try {
         const m = await api<Mission>('GET', `/missions/${encodeURIComponent(id)}`);
         if (!alive) return;
-        rootRef.current = m.rootRunId;
+        const runId = selected || m.rootRunId;
+        rootRef.current = runId;
         setMission(m);
-        const [r, ss, ws] = await Promise.all([
-          api<Run>('GET', `/runs/${encodeURIComponent(m.rootRunId)}`),
-          allSteps(m.rootRunId),
+        const [r, ss, ws, rs] = await Promise.all([
+          api<Run>('GET', `/runs/${encodeURIComponent(runId)}`),
+          allSteps(runId),
           api<Wait[]>('GET', `/waits?status=pending&missionId=${encodeURIComponent(id)}`),
+          api<Run[]>('GET', `/missions/${encodeURIComponent(id)}/runs`),
         ]);
         if (!alive) return;
+        gate.seed(ss);
         setRun(r);
+        setRuns(rs ?? []);
         setSteps((old) => {
           const next = new Map(old);
           for (const s of ss) next.set(s.seq, s);
@@ -80,11 +105,15 @@ export function MissionPage({ id }: { id: string }) {
       clearTimeout(timer);
       timer = window.setTimeout(load, 100);
     };
-    const off = subscribe((e: AosEvent) => {
-      if (e.kind === RESYNC) return reload();
-      if (e.missionId !== id) return;
+    const off = subscribe((ev: AosEvent) => {
+      if (ev.kind === RESYNC) return reload();
+      if (ev.missionId !== id) return;
+      for (const e of gate.admit(ev)) apply(e);
+    });
+    const apply = (e: AosEvent) => {
       switch (e.kind) {
         case 'model.delta':
+          if (e.runId !== rootRef.current) break;
           setLive((l) => {
             const p = e.payload ?? {};
             if (p.reset || !l || l.turn !== p.turn) l = { turn: p.turn ?? 0, text: '', thinking: '' };
@@ -125,21 +154,60 @@ export function MissionPage({ id }: { id: string }) {
         default:
           if (e.kind.startsWith('wait.') || e.kind === 'policy.decision' || (e.kind.startsWith('run.') && e.kind !== 'run.usage')) reload();
       }
-    });
+    };
     void load();
     return () => {
       alive = false;
       off();
       clearTimeout(timer);
     };
-  }, [id]);
+  }, [id, selected]);
+
+  // The timeline's order and what it needs, recomputed only when a step
+  // changes (not on every streamed delta).
+  const ordered = useMemo(() => [...steps.values()].sort((a, b) => a.seq - b.seq), [steps]);
+  const read = useMemo(() => consumed(ordered), [ordered]);
+  const executed = useMemo(() => new Set(ordered.filter((s) => s.kind === 'tool_call').map((s) => s.request?.callId)), [ordered]);
 
   if (err) return <p class="error" role="alert">{err}</p>;
   if (!mission) return <p class="empty">Loading…</p>;
   const ended = ENDED.has(mission.status);
   const budget = run?.budget?.usd ?? Number(mission.spec?.budgetUsd ?? 0);
-  const ordered = [...steps.values()].sort((a, b) => a.seq - b.seq);
-  const read = consumed(ordered);
+  const rows: Row[] = ordered.filter(shown).map((s) => ({ key: `s${s.seq}`, node: <StepItem step={s} ended={ended} executed={executed} /> }));
+  for (const m of messages) {
+    if (read.has(m.id)) continue;
+    rows.push({
+      key: `msg-${m.id}`,
+      node: (
+        <li data-testid="sent-message">
+          <div class="who">You · sent</div>
+          <div class="text">{m.text}</div>
+        </li>
+      ),
+    });
+  }
+  if (live && (live.text || live.thinking)) {
+    rows.push({
+      key: 'live',
+      node: (
+        <li class="streaming" data-testid="streaming">
+          <div class="who">Agent · writing…</div>
+          {live.thinking && <p class="meta">{live.thinking}</p>}
+          <div class="text">{live.text}</div>
+        </li>
+      ),
+    });
+  }
+  for (const w of waits) {
+    rows.push({
+      key: `w-${w.id}`,
+      node: (
+        <li>
+          <WaitCard wait={w} showMission={false} onDone={() => setWaits((ws) => ws.filter((x) => x.id !== w.id))} />
+        </li>
+      ),
+    });
+  }
 
   return (
     <section>
@@ -153,7 +221,7 @@ export function MissionPage({ id }: { id: string }) {
           <>
             <h2>Done criteria</h2>
             <ul class="criteria">
-              {mission.spec.criteria.map((c) => (
+              {mission.spec.criteria.map((c: unknown) => (
                 <li>{clean(c)}</li>
               ))}
             </ul>
@@ -181,30 +249,9 @@ export function MissionPage({ id }: { id: string }) {
         </div>
       </header>
 
-      <h2>Timeline</h2>
-      <ol class="timeline" data-testid="timeline">
-        {ordered.filter((s) => !HIDDEN.has(s.kind)).map((s) => (
-          <StepItem key={s.seq} step={s} ended={ended} allSteps={ordered} />
-        ))}
-        {messages.filter((m) => !read.has(m.id)).map((m) => (
-          <li key={`msg-${m.id}`} data-testid="sent-message">
-            <div class="who">You · sent</div>
-            <div class="text">{m.text}</div>
-          </li>
-        ))}
-        {live && (live.text || live.thinking) && (
-          <li class="streaming" data-testid="streaming">
-            <div class="who">Agent · writing…</div>
-            {live.thinking && <p class="meta">{live.thinking}</p>}
-            <div class="text">{live.text}</div>
-          </li>
-        )}
-        {waits.map((w) => (
-          <li key={w.id}>
-            <WaitCard wait={w} showMission={false} onDone={() => setWaits((ws) => ws.filter((x) => x.id !== w.id))} />
-          </li>
-        ))}
-      </ol>
+      <RunTree runs={runs} root={mission.rootRunId} selected={selected || mission.rootRunId} onSelect={(r) => setSelected(r === mission.rootRunId ? '' : r)} />
+      <h2>Timeline{run && run.id !== mission.rootRunId ? ` of run ${run.id.slice(0, 8)}` : ''}</h2>
+      <VirtualList rows={rows} class="timeline" testid="timeline" />
       {!ended && <Composer runId={mission.rootRunId} />}
     </section>
   );
@@ -247,14 +294,30 @@ function summarizeInput(input: any): string {
   return s.length > 120 ? s.slice(0, 120) + '…' : s;
 }
 
-function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSteps: Step[] }) {
+// StepItem renders a step's row unless its props changed (a shallow
+// compare): scrolling a long timeline re-renders the window, not the
+// steps in it.
+class StepItem extends Component<{ step: Step; ended: boolean; executed: Set<unknown> } & Record<string, unknown>> {
+  shouldComponentUpdate(next: Record<string, unknown>) {
+    const cur = this.props as Record<string, unknown>;
+    const keys = Object.keys(next);
+    return keys.length !== Object.keys(cur).length || keys.some((k) => k !== 'children' && next[k] !== cur[k]);
+  }
+  render() {
+    const { step, ended, executed, ...li } = this.props;
+    return stepRow(step, ended, executed, li);
+  }
+}
+
+// stepRow renders one step's row; li are the row's own attributes (set
+// by the windowed list).
+function stepRow(step: Step, ended: boolean, executed: Set<unknown>, li: Record<string, unknown>) {
   const interrupted = step.status === 'started' && ended;
   if (step.kind === 'model_call') {
     if (step.status === 'started') return null; // the streaming item shows it
     const blocks: any[] = Array.isArray(step.result?.blocks) ? step.result.blocks : [];
-    const executed = new Set(allSteps.filter((s) => s.kind === 'tool_call').map((s) => s.request?.callId));
     return (
-      <li data-testid="turn">
+      <li {...li} data-testid="turn">
         <div class="who">Agent</div>
         {blocks.map((b) =>
           b.type === 'thinking' ? (
@@ -276,7 +339,7 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
     const r = step.result ?? {};
     const name = clean(step.request?.name ?? step.name);
     return (
-      <li data-testid="tool-call">
+      <li {...li} data-testid="tool-call">
         <details>
           <summary>
             {name} {summarizeInput(step.request?.input)}{' '}
@@ -307,7 +370,7 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
     if (step.name !== 'policy.decision') return null;
     const d = step.request ?? {};
     return (
-      <li data-testid="policy-decision">
+      <li {...li} data-testid="policy-decision">
         <span class={d.decision === 'deny' ? 'tag bad' : 'tag'}>
           policy: {clean(d.decision)} {clean(d.tool)} ({clean(d.source)}){d.reason ? ` — ${clean(d.reason)}` : ''}
         </span>
@@ -319,7 +382,7 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
     const res = { ...(step.result?.resolution ?? {}) };
     if (step.result?.status === 'expired') res.expired = true;
     return (
-      <li>
+      <li {...li}>
         <span class="tag">
           {step.status === 'started'
             ? interrupted
@@ -342,7 +405,7 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
     const ms: any[] = Array.isArray(step.result?.messages) ? step.result.messages : [];
     if (!ms.length) return null;
     return (
-      <li>
+      <li {...li}>
         <div class="who">You</div>
         {ms.map((m) => (
           <div class="text">{clean(m.text)}</div>
@@ -351,7 +414,7 @@ function StepItem({ step, ended, allSteps }: { step: Step; ended: boolean; allSt
     );
   }
   return (
-    <li>
+    <li {...li}>
       <span class="tag">
         {clean(step.kind)} {clean(step.name)} {interrupted ? '(interrupted)' : step.status === 'started' ? '…' : ''}
       </span>

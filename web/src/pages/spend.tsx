@@ -32,7 +32,7 @@ export function SpendPage() {
               </tr>
             </thead>
             <tbody>
-              {d.days.map((x) => (
+              {(d.days ?? []).map((x) => (
                 <tr>
                   <td>{x.day}</td>
                   <td class="num">{usd(x.usd)}</td>
@@ -42,7 +42,7 @@ export function SpendPage() {
             </tbody>
           </table>
           <h2>By model</h2>
-          {d.byModel.length === 0 ? (
+          {(d.byModel ?? []).length === 0 ? (
             <p class="empty">No model calls in these 7 days.</p>
           ) : (
             <table class="table" data-testid="spend-models">
@@ -54,7 +54,7 @@ export function SpendPage() {
                 </tr>
               </thead>
               <tbody>
-                {d.byModel.map((m) => (
+                {(d.byModel ?? []).map((m) => (
                   <tr>
                     <td class="mono">{clean(m.model)}</td>
                     <td class="num">{m.calls}</td>
