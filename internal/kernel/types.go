@@ -224,11 +224,16 @@ type Hooks struct {
 type Options struct {
 	// DataDir holds artifacts (artifacts/<sha[0:2]>/<sha>).
 	DataDir string
-	// Lease is how long a claim holds a run without a heartbeat (90 s).
+	// Lease is how long a claim or a renewal holds a run (6 s): a worker
+	// that dies leaves its runs to others within Lease plus an idle
+	// worker's Poll.
 	Lease time.Duration
-	// Heartbeat is how often a worker extends its leases (30 s).
+	// Heartbeat is how often a worker renews all its leases, in one
+	// statement (1 s).
 	Heartbeat time.Duration
-	// CancelPoll is how often a running run checks for a cancel (1 s).
+	// CancelPoll bounds how long a running run takes to see a cancel
+	// (1 s): the lease renewal reads the cancel flags, and runs every
+	// min(Heartbeat, CancelPoll).
 	CancelPoll time.Duration
 	// Poll is how often an idle worker looks for work it was not woken for
 	// (a timer come due, a lost notification): 1 s.
@@ -257,10 +262,10 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Lease <= 0 {
-		o.Lease = 90 * time.Second
+		o.Lease = 6 * time.Second
 	}
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 30 * time.Second
+		o.Heartbeat = time.Second
 	}
 	if o.CancelPoll <= 0 {
 		o.CancelPoll = time.Second

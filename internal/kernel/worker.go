@@ -25,6 +25,12 @@ type WorkerConfig struct {
 	// MissionID, when set, limits the worker to that mission's runs
 	// (aos run claims only its own mission).
 	MissionID string
+	// Hostname is recorded with the worker's leases and in the workers
+	// table: os.Hostname() by default. A worker checks whether a lease's
+	// holder is alive only when it ran on a host of the same name (and the
+	// same boot and pid namespace); set it when hostnames are not unique
+	// and their processes must not be compared.
+	Hostname string
 	// JanitorEvery is how often this worker expires due waits: 30 s by
 	// default, negative to disable.
 	JanitorEvery time.Duration
@@ -37,7 +43,10 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if len(cfg.Logics) == 0 {
 		return &Error{Code: CodeInvalidInput, Seq: -1, Msg: "worker needs at least one logic"}
 	}
-	host, _ := os.Hostname()
+	host := cfg.Hostname
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	if cfg.ID == "" {
 		cfg.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
@@ -51,7 +60,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	for name := range cfg.Logics {
 		logics = append(logics, name)
 	}
-	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(), active: map[string]context.CancelCauseFunc{}}
+	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]context.CancelCauseFunc{}, held: map[string]*heldLease{}}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
@@ -95,11 +104,14 @@ type worker struct {
 
 	mu     sync.Mutex
 	active map[string]context.CancelCauseFunc // run id → cancel; guarded by mu
+	held   map[string]*heldLease              // leases the lease loop renews; guarded by mu
 }
 
 func (w *worker) background(ctx context.Context, beat func()) {
-	hb := time.NewTicker(w.k.opts.Heartbeat)
+	hb := time.NewTicker(workerRowEvery)
 	defer hb.Stop()
+	lt := time.NewTicker(w.k.leaseTick())
+	defer lt.Stop()
 	var jan <-chan time.Time
 	if w.cfg.JanitorEvery > 0 {
 		t := time.NewTicker(w.cfg.JanitorEvery)
@@ -112,6 +124,8 @@ func (w *worker) background(ctx context.Context, beat func()) {
 			return
 		case <-hb.C:
 			beat()
+		case <-lt.C:
+			w.renew(ctx)
 		case <-jan:
 			if _, err := w.k.ExpireWaits(ctx); err != nil && ctx.Err() == nil {
 				w.k.opts.Logger.Warn("janitor failed", "err", err.Error())
@@ -171,17 +185,19 @@ func (w *worker) execute(run store.Run) {
 	k := w.k
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	log := k.opts.Logger.With("run", run.ID, "mission", run.MissionID, "token", run.FencingToken)
+	fence := store.Fence{RunID: run.ID, Owner: w.cfg.ID, Token: run.FencingToken}
+	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1}
 	w.mu.Lock()
 	w.active[run.ID] = cancel
+	w.held[run.ID] = &heldLease{rc: rc, until: run.LeaseExpiresAt}
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
 		delete(w.active, run.ID)
 		w.mu.Unlock()
+		w.unhold(run.ID)
 	}()
-	log := k.opts.Logger.With("run", run.ID, "mission", run.MissionID, "token", run.FencingToken)
-	fence := store.Fence{RunID: run.ID, Owner: w.cfg.ID, Token: run.FencingToken}
-	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1}
 
 	var steps []store.Step
 	err := k.retry(ctx, func() (err error) { steps, err = k.st.ListSteps(ctx, run.ID, -1, 0); return err })
@@ -217,15 +233,10 @@ func (w *worker) execute(run store.Run) {
 	log.Info("run claimed", "replay_steps", len(steps))
 	k.observeClaim(run, now)
 
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		w.watch(ctx, rc, run.LeaseExpiresAt)
-	}()
 	res, lerr := callLogic(w.cfg.Logics[run.Logic], rc)
+	w.unhold(run.ID)
 	cancelWatch := context.Cause(ctx)
 	cancel(errWatchDone)
-	<-hbDone
 	w.finalize(rc, res, lerr, cancelWatch, log)
 }
 
@@ -241,55 +252,6 @@ func callLogic(l Logic, rc *runCtx) (res Result, err error) {
 		}
 	}()
 	return l(rc)
-}
-
-// watch extends the lease every Heartbeat and checks for a cancel every
-// CancelPoll, cancelling the run's context on a cancel or a lost lease.
-func (w *worker) watch(ctx context.Context, rc *runCtx, leaseUntil int64) {
-	k := w.k
-	hb := time.NewTicker(k.opts.Heartbeat)
-	defer hb.Stop()
-	cp := time.NewTicker(k.opts.CancelPoll)
-	defer cp.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-hb.C:
-			now := k.now()
-			until := now + k.opts.Lease.Milliseconds()
-			cancelled, err := k.st.FenceRun(ctx, rc.fence, now, until)
-			switch {
-			case errors.Is(err, store.ErrFenced):
-				rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "heartbeat fenced"))
-				return
-			case err != nil:
-				if now >= leaseUntil {
-					rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "heartbeat failed past lease expiry"))
-					return
-				}
-			default:
-				leaseUntil = until
-				if cancelled {
-					rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
-					return
-				}
-			}
-		case <-cp.C:
-			r, err := k.st.GetRun(ctx, rc.run.ID)
-			if err != nil {
-				continue
-			}
-			if r.FencingToken != rc.fence.Token || r.LeaseOwner != rc.fence.Owner {
-				rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "lease taken over"))
-				return
-			}
-			if r.CancelRequested {
-				rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
-				return
-			}
-		}
-	}
 }
 
 // finalize records how the run ended, or releases it.

@@ -320,3 +320,58 @@ func TestLeaseHolderAndTakeOver(t *testing.T) {
 		}
 	})
 }
+
+// RenewLeases extends, in one statement, exactly the leases the worker
+// still holds under their tokens, and reports cancel flags.
+func TestRenewLeases(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		for i, id := range []string{"a", "b", "c", "d"} {
+			seedRun(t, s, id, int64(i+1))
+		}
+		claim := func(w string, now, until int64) store.Run {
+			t.Helper()
+			r, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w, Now: now, LeaseUntil: until})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		a, b, c := claim("w1", 10, 100), claim("w1", 10, 100), claim("w2", 10, 100)
+		if _, err := s.RequestRunCancel(ctx, b.ID, 20); err != nil {
+			t.Fatal(err)
+		}
+		// d is not running; a is held under an older token than asked; c
+		// is w2's.
+		held := []store.LeaseRef{{RunID: a.ID, Token: a.FencingToken}, {RunID: b.ID, Token: b.FencingToken},
+			{RunID: c.ID, Token: c.FencingToken}, {RunID: "d", Token: 0}, {RunID: a.ID, Token: a.FencingToken + 7}}
+		got, err := s.RenewLeases(ctx, store.RenewLeasesParams{Owner: "w1", Held: held, LeaseUntil: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]store.RenewedLease{}
+		for _, l := range got {
+			byID[l.RunID] = l
+		}
+		if len(got) != 2 || byID["a"].CancelRequested || !byID["b"].CancelRequested || byID["a"].Token != a.FencingToken {
+			t.Fatalf("renewed = %+v, want a (no cancel) and b (cancel)", got)
+		}
+		for id, want := range map[string]int64{"a": 500, "b": 500, "c": 100, "d": 0} {
+			if r, _ := s.GetRun(ctx, id); r.LeaseExpiresAt != want {
+				t.Errorf("run %s lease ends at %d, want %d", id, r.LeaseExpiresAt, want)
+			}
+		}
+		// After a takeover the old token renews nothing.
+		if _, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w3", Now: 600, LeaseUntil: 700}); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.RenewLeases(ctx, store.RenewLeasesParams{Owner: "w1", Held: held[:1], LeaseUntil: 900})
+		if err != nil || len(got) != 0 {
+			t.Fatalf("renewal after takeover = %+v %v, want none", got, err)
+		}
+		if got, err := s.RenewLeases(ctx, store.RenewLeasesParams{Owner: "w1", LeaseUntil: 900}); err != nil || len(got) != 0 {
+			t.Fatalf("empty renewal = %+v %v", got, err)
+		}
+	})
+}

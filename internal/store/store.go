@@ -99,6 +99,11 @@ type Queries interface {
 	// holds the run row until commit, so no claim can take the run
 	// between the check and the commit.
 	FenceRun(ctx context.Context, f Fence, now, leaseUntil int64) (cancelRequested bool, err error)
+	// RenewLeases extends to p.LeaseUntil, in one statement, every lease
+	// in p.Held that p.Owner still holds under the same fencing token, and
+	// returns those it extended with their cancel flags. A lease missing
+	// from the answer is lost (taken over, or the run left running).
+	RenewLeases(ctx context.Context, p RenewLeasesParams) ([]RenewedLease, error)
 	// SetRunState moves a fenced run to a new status and clears its lease.
 	SetRunState(ctx context.Context, p SetRunStateParams) error
 	AddRunUsage(ctx context.Context, p AddUsageParams) error

@@ -78,7 +78,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient}), path: abs, bus: newBus(abs)}, nil
+	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient,
+		HeldLeases: `SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each($3)`}), path: abs, bus: newBus(abs)}, nil
 }
 
 // Path returns the database file's absolute path.

@@ -47,6 +47,10 @@ type Dialect struct {
 	// AfterEvent runs after an event insert (PostgreSQL: pg_notify, which
 	// is delivered at commit). Empty for SQLite.
 	AfterEvent string
+	// HeldLeases is a subquery yielding (run id, fencing token) rows from
+	// $3, a JSON array of [id, token] pairs: RenewLeases matches a worker's
+	// leases against it in one statement whatever their number.
+	HeldLeases string
 	// Transient classifies passing errors.
 	Transient func(error) bool
 }

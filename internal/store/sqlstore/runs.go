@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -180,6 +181,43 @@ RETURNING cancel_requested`, f.RunID, f.Owner, f.Token, now, leaseUntil).Scan(&c
 		return false, fmt.Errorf("fence run %s: %w", f.RunID, err)
 	}
 	return cancel != 0, nil
+}
+
+func (q *queries) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]store.RenewedLease, error) {
+	if len(p.Held) == 0 {
+		return nil, nil
+	}
+	pairs := make([][2]any, len(p.Held))
+	for i, h := range p.Held {
+		pairs[i] = [2]any{h.RunID, h.Token}
+	}
+	held, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	// updated_at is left alone: the lease column is in no index, so on
+	// PostgreSQL a renewal is a HOT update.
+	rows, err := q.q.QueryContext(ctx, `UPDATE runs SET lease_expires_at = $2
+WHERE lease_owner = $1 AND status = 'running' AND (id, fencing_token) IN (`+q.d.HeldLeases+`)
+RETURNING id, fencing_token, cancel_requested`, p.Owner, p.LeaseUntil, string(held))
+	if err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	defer rows.Close()
+	out := make([]store.RenewedLease, 0, len(p.Held))
+	for rows.Next() {
+		var l store.RenewedLease
+		var cancel int
+		if err := rows.Scan(&l.RunID, &l.Token, &cancel); err != nil {
+			return nil, fmt.Errorf("renew leases: %w", err)
+		}
+		l.CancelRequested = cancel != 0
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	return out, nil
 }
 
 func (q *queries) SetRunState(ctx context.Context, p store.SetRunStateParams) error {
