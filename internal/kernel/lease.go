@@ -41,10 +41,13 @@ func (k *Kernel) leaseTick() time.Duration {
 	return min(k.opts.Heartbeat, k.opts.CancelPoll)
 }
 
-// unhold stops renewing a run's lease.
-func (w *worker) unhold(runID string) {
+// unhold stops renewing the lease of rc's execution; a later execution of
+// the same run, registered meanwhile, keeps its own.
+func (w *worker) unhold(rc *runCtx) {
 	w.mu.Lock()
-	delete(w.held, runID)
+	if h, ok := w.held[rc.run.ID]; ok && h.rc == rc {
+		delete(w.held, rc.run.ID)
+	}
 	w.mu.Unlock()
 }
 

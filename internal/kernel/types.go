@@ -218,6 +218,12 @@ type Hooks struct {
 	AfterIntent  func(runID string, seq int)
 	AfterExec    func(runID string, seq int)
 	AfterCommit  func(runID string, seq int)
+	// AfterRecord is called once a step's result is recorded: committed,
+	// or deferred to the run's next transaction (see pending.go). Internal
+	// steps (owner_messages, emit, now, uuid) are reported too, with kind
+	// and name, so a crash test can kill the process where a removed
+	// commit used to be.
+	AfterRecord func(runID string, seq int, kind, name string)
 }
 
 // Options configure a Kernel.
@@ -251,6 +257,11 @@ type Options struct {
 	Observer Observer
 	// Version is reported in the workers table.
 	Version string
+	// CommitEveryStep writes every step's record in its own transaction,
+	// as the kernel did before issue 17, instead of deferring re-executable
+	// results to the run's next transaction. Off by default; benchmarks
+	// turn it on to measure both commit structures in one run.
+	CommitEveryStep bool
 	// LocalTransientOnly keeps transient events (model.delta) in this
 	// process: EmitTransient does not publish them through the store and
 	// SubscribeTransient does not receive other processes'. For a process

@@ -60,7 +60,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	for name := range cfg.Logics {
 		logics = append(logics, name)
 	}
-	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]context.CancelCauseFunc{}, held: map[string]*heldLease{}}
+	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{}}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
@@ -83,8 +83,8 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 
 	// Shutdown: interrupt runs, which release their leases.
 	w.mu.Lock()
-	for _, cancel := range w.active {
-		cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
+	for _, rc := range w.active {
+		rc.cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
 	}
 	w.mu.Unlock()
 	w.wg.Wait()
@@ -103,8 +103,8 @@ type worker struct {
 	wg     sync.WaitGroup
 
 	mu     sync.Mutex
-	active map[string]context.CancelCauseFunc // run id → cancel; guarded by mu
-	held   map[string]*heldLease              // leases the lease loop renews; guarded by mu
+	active map[string]*runCtx    // run id → its execution; guarded by mu
+	held   map[string]*heldLease // leases the lease loop renews; guarded by mu
 }
 
 func (w *worker) background(ctx context.Context, beat func()) {
@@ -148,8 +148,8 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		bell := w.k.workBellChan()
 		now := w.k.now()
-		run, err := w.k.st.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Holder: w.holder, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
-			Logics: w.logics, MissionID: w.cfg.MissionID})
+		run, steps, err := w.claim(ctx, now)
+		started := err == nil
 		if errors.Is(err, store.ErrNotFound) {
 			run, err = w.takeOverDead(ctx)
 		}
@@ -158,7 +158,7 @@ func (w *worker) loop(ctx context.Context) error {
 			go func() {
 				defer w.wg.Done()
 				defer func() { <-slots }()
-				w.execute(run)
+				w.execute(run, steps, started)
 			}()
 			continue
 		}
@@ -180,8 +180,39 @@ func (w *worker) loop(ctx context.Context) error {
 	}
 }
 
+// claim takes the oldest runnable run and starts it in one transaction:
+// the claim (which records the run's first start), its journal, the
+// mission's status and run.claimed. It returns store.ErrNotFound when
+// nothing is runnable.
+func (w *worker) claim(ctx context.Context, now int64) (run store.Run, steps []store.Step, err error) {
+	k := w.k
+	err = k.st.Tx(ctx, func(q store.Queries) error {
+		var err error
+		run, err = q.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Holder: w.holder, Now: now, LeaseUntil: now + k.opts.Lease.Milliseconds(),
+			Logics: w.logics, MissionID: w.cfg.MissionID})
+		if err != nil {
+			return err
+		}
+		if run.StartedAt == now {
+			// The claim recorded the first start: report the run as it was
+			// (never started), which observeClaim counts as a first claim.
+			run.StartedAt = 0
+		}
+		if steps, err = q.ListSteps(ctx, run.ID, -1, 0); err != nil {
+			return err
+		}
+		if err := k.mirror(ctx, q, run, StatusRunning, nil, 0); err != nil {
+			return err
+		}
+		return k.event(ctx, q, run.MissionID, run.ID, nil, "run.claimed", map[string]any{"runId": run.ID, "worker": w.cfg.ID, "replaySteps": len(steps)})
+	})
+	return run, steps, err
+}
+
 // execute runs one claimed run to its end, suspension or interruption.
-func (w *worker) execute(run store.Run) {
+// started says that claim already loaded its journal and recorded its
+// start; a run taken over from a dead holder has neither.
+func (w *worker) execute(run store.Run, steps []store.Step, started bool) {
 	k := w.k
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -189,31 +220,57 @@ func (w *worker) execute(run store.Run) {
 	fence := store.Fence{RunID: run.ID, Owner: w.cfg.ID, Token: run.FencingToken}
 	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1}
 	w.mu.Lock()
-	w.active[run.ID] = cancel
+	w.active[run.ID] = rc
 	w.held[run.ID] = &heldLease{rc: rc, until: run.LeaseExpiresAt}
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
-		delete(w.active, run.ID)
+		// A later execution of the same run (re-claimed after this one
+		// suspended) may have registered itself already: leave it.
+		if w.active[run.ID] == rc {
+			delete(w.active, run.ID)
+		}
 		w.mu.Unlock()
-		w.unhold(run.ID)
+		w.unhold(rc)
 	}()
 
-	var steps []store.Step
-	err := k.retry(ctx, func() (err error) { steps, err = k.st.ListSteps(ctx, run.ID, -1, 0); return err })
-	if err != nil {
-		log.Error("load journal failed", "err", err.Error())
-		return // the lease expires and another claim retries
+	now := k.now()
+	if !started {
+		if err := w.start(ctx, rc, now); err != nil {
+			log.Warn("start run failed", "err", err.Error())
+			return // the lease expires and another claim retries
+		}
+		steps = rc.loaded
 	}
 	for _, s := range steps {
 		rc.recorded[s.Seq] = s
 		rc.lastRec = max(rc.lastRec, s.Seq)
 	}
-	now := k.now()
 	if rc.run.StartedAt == 0 {
 		rc.run.StartedAt = now
 	}
-	err = k.tx(ctx, func(q store.Queries) error {
+	k.ring()
+	log.Info("run claimed", "replay_steps", len(steps))
+	k.observeClaim(run, now)
+
+	res, lerr := callLogic(w.cfg.Logics[run.Logic], rc)
+	w.unhold(rc)
+	cancelWatch := context.Cause(ctx)
+	cancel(errWatchDone)
+	w.finalize(rc, res, lerr, cancelWatch, log)
+}
+
+// start loads the journal of a run taken over from a dead holder and
+// records its start.
+func (w *worker) start(ctx context.Context, rc *runCtx, now int64) error {
+	k, run, fence := w.k, rc.run, rc.fence
+	var steps []store.Step
+	err := k.retry(ctx, func() (err error) { steps, err = k.st.ListSteps(ctx, run.ID, -1, 0); return err })
+	if err != nil {
+		return fmt.Errorf("load journal: %w", err)
+	}
+	rc.loaded = steps
+	return k.tx(ctx, func(q store.Queries) error {
 		if _, err := q.FenceRun(ctx, fence, now, 0); err != nil {
 			return err
 		}
@@ -223,21 +280,24 @@ func (w *worker) execute(run store.Run) {
 		if err := k.mirror(ctx, q, run, StatusRunning, nil, 0); err != nil {
 			return err
 		}
-		return k.event(ctx, q, run.MissionID, run.ID, nil, "run.claimed", map[string]any{"runId": run.ID, "worker": w.cfg.ID, "replaySteps": len(steps)})
+		return k.event(ctx, q, run.MissionID, run.ID, nil, "run.claimed", map[string]any{"runId": run.ID, "worker": rc.fence.Owner, "replaySteps": len(steps)})
 	})
-	if err != nil {
-		log.Warn("start run failed", "err", err.Error())
-		return
-	}
-	k.ring()
-	log.Info("run claimed", "replay_steps", len(steps))
-	k.observeClaim(run, now)
+}
 
-	res, lerr := callLogic(w.cfg.Logics[run.Logic], rc)
-	w.unhold(run.ID)
-	cancelWatch := context.Cause(ctx)
-	cancel(errWatchDone)
-	w.finalize(rc, res, lerr, cancelWatch, log)
+// endRun records a run's end, its mission's mirror and run.completed with
+// store.EndRun.
+func (k *Kernel) endRun(ctx context.Context, rc *runCtx, status string, body []byte, errMsg, summary string, now int64) error {
+	payload, err := CanonicalJSON(map[string]any{"runId": rc.run.ID, "status": status, "summary": summary})
+	if err != nil {
+		return fmt.Errorf("encode run.completed: %w", err)
+	}
+	var mission store.UpdateMissionStatusParams
+	if rc.run.ParentRunID == "" {
+		mission = store.UpdateMissionStatusParams{ID: rc.run.MissionID, Status: status, Result: body, EndedAt: now, Now: now}
+	}
+	e := store.Event{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: "run.completed", Payload: payload, CreatedAt: now}
+	p := store.SetRunStateParams{Fence: rc.fence, Status: status, Result: body, Error: errMsg, EndedAt: now, Now: now}
+	return k.retry(ctx, func() error { return k.st.EndRun(ctx, p, mission, e) })
 }
 
 var errWatchDone = errors.New("kernel: run logic returned")
@@ -272,7 +332,7 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 		return
 	case errors.Is(cause, ErrShutdown):
 		now := k.now()
-		rerr := k.tx(ctx, func(q store.Queries) error {
+		rerr := rc.tx(ctx, func(q store.Queries) error {
 			if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: StatusQueued, Now: now}); err != nil {
 				return err
 			}
@@ -306,15 +366,21 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 	res.Status = status
 	body, _ := json.Marshal(res)
 	now := k.now()
-	ferr := k.tx(ctx, func(q store.Queries) error {
-		if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: status, Result: body, Error: errMsg, EndedAt: now, Now: now}); err != nil {
-			return err
-		}
-		if err := k.mirror(ctx, q, rc.run, status, body, now); err != nil {
-			return err
-		}
-		return k.event(ctx, q, rc.run.MissionID, rc.run.ID, nil, "run.completed", map[string]any{"runId": rc.run.ID, "status": status, "summary": res.Summary})
-	})
+	var ferr error
+	if rc.hasPending() {
+		ferr = rc.tx(ctx, func(q store.Queries) error {
+			if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: status, Result: body, Error: errMsg, EndedAt: now, Now: now}); err != nil {
+				return err
+			}
+			if err := k.mirror(ctx, q, rc.run, status, body, now); err != nil {
+				return err
+			}
+			return k.event(ctx, q, rc.run.MissionID, rc.run.ID, nil, "run.completed", map[string]any{"runId": rc.run.ID, "status": status, "summary": res.Summary})
+		})
+	} else {
+		// Nothing pending: one statement on PostgreSQL.
+		ferr = k.endRun(ctx, rc, status, body, errMsg, res.Summary, now)
+	}
 	if ferr != nil {
 		log.Warn("record run end failed", "err", ferr.Error())
 		return

@@ -375,3 +375,57 @@ func TestRenewLeases(t *testing.T) {
 		}
 	})
 }
+
+// InsertMissionRun and EndRun write several rows atomically (one statement
+// on PostgreSQL); a fenced EndRun writes nothing.
+func TestMissionRunInsertAndEnd(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		m := store.Mission{ID: "m", Title: "t", Status: "queued", RootRunID: "r", CreatedAt: 1, UpdatedAt: 1}
+		r := store.Run{ID: "r", MissionID: "m", Logic: "l", Status: "queued", CreatedAt: 1, UpdatedAt: 1}
+		if err := s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{"a":1}`), CreatedAt: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertMissionRun(ctx, store.Mission{ID: "m2", Status: "queued", RootRunID: "r"}, r, store.Event{MissionID: "m2", Kind: "x", Payload: []byte(`{}`)}); err == nil {
+			t.Fatal("a second run r was inserted")
+		}
+		if _, err := s.GetMission(ctx, "m2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("mission of a failed insert = %v, want none", err)
+		}
+		got, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w", Now: 5, LeaseUntil: 50})
+		if err != nil || got.StartedAt != 5 {
+			t.Fatalf("claim = %+v %v, want started at 5", got, err)
+		}
+		end := func(token int64) error {
+			return s.EndRun(ctx, store.SetRunStateParams{Fence: store.Fence{RunID: "r", Owner: "w", Token: token}, Status: "done", Result: []byte(`{"ok":true}`), EndedAt: 9, Now: 9},
+				store.UpdateMissionStatusParams{ID: "m", Status: "done", Result: []byte(`{"ok":true}`), EndedAt: 9, Now: 9},
+				store.Event{MissionID: "m", RunID: "r", Kind: "run.completed", Payload: []byte(`{"s":"done"}`), CreatedAt: 9})
+		}
+		events := func() []string {
+			es, err := s.ListEvents(ctx, store.ListEventsParams{MissionID: "m", Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, e := range es {
+				kinds = append(kinds, e.Kind)
+			}
+			return kinds
+		}
+		if err := end(got.FencingToken + 1); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("fenced end = %v, want ErrFenced", err)
+		}
+		if mm, _ := s.GetMission(ctx, "m"); mm.Status != "queued" || len(events()) != 1 {
+			t.Fatalf("a fenced end wrote: mission %s, events %v", mm.Status, events())
+		}
+		if err := end(got.FencingToken); err != nil {
+			t.Fatal(err)
+		}
+		rr, _ := s.GetRun(ctx, "r")
+		mm, _ := s.GetMission(ctx, "m")
+		if rr.Status != "done" || rr.LeaseOwner != "" || mm.Status != "done" || string(mm.Result) != `{"ok":true}` || fmt.Sprint(events()) != "[mission.created run.completed]" {
+			t.Fatalf("after end: run %s %q, mission %s %s, events %v", rr.Status, rr.LeaseOwner, mm.Status, mm.Result, events())
+		}
+	})
+}

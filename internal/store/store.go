@@ -48,6 +48,13 @@ type Store interface {
 	// database, a lost connection, a server restarting) after which the
 	// same operation may be retried.
 	IsTransient(err error) bool
+	// InsertMissionRun inserts a mission, its root run and an event
+	// atomically (PostgreSQL: one statement, one round trip).
+	InsertMissionRun(ctx context.Context, m Mission, r Run, e Event) error
+	// EndRun moves a fenced run to its final state, mirrors it on its
+	// mission when mission.ID is set, and inserts e, atomically
+	// (PostgreSQL: one statement). ErrFenced when the fence fails.
+	EndRun(ctx context.Context, p SetRunStateParams, mission UpdateMissionStatusParams, e Event) error
 	// Ping checks the connection.
 	Ping(ctx context.Context) error
 	// Close releases the database.
@@ -82,7 +89,8 @@ type Queries interface {
 	// DescendantRunIDs returns id and the ids of every run below it.
 	DescendantRunIDs(ctx context.Context, id string) ([]string, error)
 	// ClaimRun takes the oldest runnable run and leases it to the worker,
-	// incrementing its fencing token. It returns ErrNotFound when none is
+	// incrementing its fencing token and recording its first start
+	// (started_at) if it has none. It returns ErrNotFound when none is
 	// runnable.
 	ClaimRun(ctx context.Context, p ClaimRunParams) (Run, error)
 	// ListLeasedRuns returns the running runs whose lease has not expired

@@ -114,7 +114,8 @@ func runFilter(args []any, logics []string, missionID string) ([]any, string) {
 func (q *queries) ClaimRun(ctx context.Context, p store.ClaimRunParams) (store.Run, error) {
 	args, filter := runFilter([]any{p.WorkerID, p.Now, p.LeaseUntil, p.Holder.Host, p.Holder.PID, p.Holder.Proc}, p.Logics, p.MissionID)
 	query := `UPDATE runs SET status = 'running', lease_owner = $1, lease_expires_at = $3, fencing_token = fencing_token + 1,
- wake_at = 0, updated_at = $2, lease_host = $4, lease_pid = $5, lease_proc = $6
+ wake_at = 0, updated_at = $2, lease_host = $4, lease_pid = $5, lease_proc = $6,
+ started_at = CASE WHEN started_at = 0 THEN $2 ELSE started_at END
 WHERE id = (SELECT id FROM runs
   WHERE ((status = 'queued' AND wake_at <= $2) OR (status = 'running' AND lease_expires_at < $2))` + filter + `
   ORDER BY created_at, id LIMIT 1 ` + q.d.SkipLocked + `)
@@ -230,6 +231,45 @@ WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running'
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("set run state %s: %w", p.Fence.RunID, store.ErrFenced)
+	}
+	return nil
+}
+
+// EndRun moves a fenced run to its final state, mirrors it on its
+// mission when mission.ID is set, and inserts e, atomically: on PostgreSQL
+// in one statement (one round trip), elsewhere in one transaction. It
+// returns ErrFenced, writing nothing, when p.Fence no longer holds the run.
+func (db *DB) EndRun(ctx context.Context, p store.SetRunStateParams, mission store.UpdateMissionStatusParams, e store.Event) error {
+	if !db.D.WritableCTE {
+		return db.Tx(ctx, func(q store.Queries) error {
+			if err := q.SetRunState(ctx, p); err != nil {
+				return err
+			}
+			if mission.ID != "" {
+				if err := q.UpdateMissionStatus(ctx, mission); err != nil {
+					return err
+				}
+			}
+			_, err := q.InsertEvent(ctx, e)
+			return err
+		})
+	}
+	var n int
+	err := db.Queries.(*queries).q.QueryRowContext(ctx, `WITH r AS (UPDATE runs SET status = $4, wake_at = $5, result = COALESCE($6, result), error = $7,
+ ended_at = $8, updated_at = $9, lease_owner = '', lease_expires_at = 0
+ WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running' RETURNING id),
+m AS (UPDATE missions SET status = $11, result = COALESCE($12, result), ended_at = $13, updated_at = $14
+ WHERE id = $10 AND EXISTS (SELECT 1 FROM r)),
+e AS (INSERT INTO events (mission_id, run_id, kind, payload, trust, created_at) SELECT $15, $16, $17, $18, 'system', $19 FROM r)
+SELECT count(*) FROM r`,
+		p.Fence.RunID, p.Fence.Owner, p.Fence.Token, p.Status, p.WakeAt, nullJSON(p.Result), p.Error, p.EndedAt, p.Now,
+		mission.ID, mission.Status, nullJSON(mission.Result), mission.EndedAt, mission.Now,
+		e.MissionID, e.RunID, e.Kind, string(e.Payload), e.CreatedAt).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("end run: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("end run %s: %w", p.Fence.RunID, store.ErrFenced)
 	}
 	return nil
 }
