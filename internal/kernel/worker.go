@@ -180,32 +180,18 @@ func (w *worker) loop(ctx context.Context) error {
 	}
 }
 
-// claim takes the oldest runnable run and starts it in one transaction:
-// the claim (which records the run's first start), its journal, the
-// mission's status and run.claimed. It returns store.ErrNotFound when
-// nothing is runnable.
-func (w *worker) claim(ctx context.Context, now int64) (run store.Run, steps []store.Step, err error) {
-	k := w.k
-	err = k.st.Tx(ctx, func(q store.Queries) error {
-		var err error
-		run, err = q.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Holder: w.holder, Now: now, LeaseUntil: now + k.opts.Lease.Milliseconds(),
-			Logics: w.logics, MissionID: w.cfg.MissionID})
-		if err != nil {
-			return err
-		}
-		if run.StartedAt == now {
-			// The claim recorded the first start: report the run as it was
-			// (never started), which observeClaim counts as a first claim.
-			run.StartedAt = 0
-		}
-		if steps, err = q.ListSteps(ctx, run.ID, -1, 0); err != nil {
-			return err
-		}
-		if err := k.mirror(ctx, q, run, StatusRunning, nil, 0); err != nil {
-			return err
-		}
-		return k.event(ctx, q, run.MissionID, run.ID, nil, "run.claimed", map[string]any{"runId": run.ID, "worker": w.cfg.ID, "replaySteps": len(steps)})
-	})
+// claim takes the oldest runnable run and starts it with one atomic write
+// (store.ClaimStart: the claim, which records the run's first start, the
+// mission's status and run.claimed), and returns its journal. It returns
+// store.ErrNotFound when nothing is runnable.
+func (w *worker) claim(ctx context.Context, now int64) (store.Run, []store.Step, error) {
+	run, steps, err := w.k.st.ClaimStart(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Holder: w.holder, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
+		Logics: w.logics, MissionID: w.cfg.MissionID})
+	if err == nil && run.StartedAt == now {
+		// The claim recorded the first start: report the run as it was
+		// (never started), which observeClaim counts as a first claim.
+		run.StartedAt = 0
+	}
 	return run, steps, err
 }
 

@@ -429,3 +429,34 @@ func TestMissionRunInsertAndEnd(t *testing.T) {
 		}
 	})
 }
+
+// ClaimStart claims, sets the mission running and records run.claimed in
+// the kernel's canonical form, in one atomic write.
+func TestClaimStart(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "a", 1)
+		if err := s.InsertStep(ctx, store.Step{RunID: "a", Seq: 0, Kind: "k", Name: "n", Effect: "pure", Status: "completed", Request: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		worker := `w"<&>\é`
+		r, steps, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: worker, Now: 7, LeaseUntil: 70})
+		if err != nil || r.ID != "a" || r.LeaseOwner != worker || r.StartedAt != 7 || len(steps) != 1 {
+			t.Fatalf("claim start = %+v %d steps %v", r, len(steps), err)
+		}
+		if m, _ := s.GetMission(ctx, "m-a"); m.Status != "running" {
+			t.Fatalf("mission status %s, want running", m.Status)
+		}
+		es, err := s.ListEvents(ctx, store.ListEventsParams{MissionID: "m-a", Limit: 10})
+		if err != nil || len(es) != 1 {
+			t.Fatalf("events = %+v %v", es, err)
+		}
+		if want := `{"replaySteps":1,"runId":"a","worker":"w\"<&>\\é"}`; es[0].Kind != "run.claimed" || string(es[0].Payload) != want {
+			t.Fatalf("event %s %s, want run.claimed %s", es[0].Kind, es[0].Payload, want)
+		}
+		if _, _, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: "w", Now: 8, LeaseUntil: 80}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("second claim = %v, want ErrNotFound", err)
+		}
+	})
+}

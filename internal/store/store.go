@@ -55,6 +55,11 @@ type Store interface {
 	// mission when mission.ID is set, and inserts e, atomically
 	// (PostgreSQL: one statement). ErrFenced when the fence fails.
 	EndRun(ctx context.Context, p SetRunStateParams, mission UpdateMissionStatusParams, e Event) error
+	// ClaimStart claims like ClaimRun and, atomically with the claim, sets
+	// a root run's mission running and inserts run.claimed
+	// ({"replaySteps":n,"runId":id,"worker":workerId}); PostgreSQL: one
+	// statement. It returns the run and its journal.
+	ClaimStart(ctx context.Context, p ClaimRunParams) (Run, []Step, error)
 	// Ping checks the connection.
 	Ping(ctx context.Context) error
 	// Close releases the database.

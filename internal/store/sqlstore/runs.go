@@ -1,11 +1,13 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -125,6 +127,67 @@ RETURNING ` + runCols
 		return r, notFound(err, "claim run")
 	}
 	return r, nil
+}
+
+// ClaimStart claims like ClaimRun and, atomically with the claim, sets a
+// root run's mission running and inserts run.claimed with the payload
+// {"replaySteps":<steps journaled>,"runId":<id>,"worker":<p.WorkerID>}
+// (sorted keys, compact: the kernel's canonical form). On PostgreSQL that
+// is one statement (a writable CTE); elsewhere one transaction. It returns
+// the run, as RETURNING shows it, and its journal.
+func (db *DB) ClaimStart(ctx context.Context, p store.ClaimRunParams) (store.Run, []store.Step, error) {
+	var worker bytes.Buffer
+	enc := json.NewEncoder(&worker)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p.WorkerID); err != nil {
+		return store.Run{}, nil, fmt.Errorf("claim run: %w", err)
+	}
+	workerJSON := strings.TrimSuffix(worker.String(), "\n")
+	if !db.D.WritableCTE {
+		var run store.Run
+		var steps []store.Step
+		err := db.Tx(ctx, func(q store.Queries) error {
+			var err error
+			if run, err = q.ClaimRun(ctx, p); err != nil {
+				return err
+			}
+			if steps, err = q.ListSteps(ctx, run.ID, -1, 0); err != nil {
+				return err
+			}
+			if run.ParentRunID == "" {
+				if err := q.UpdateMissionStatus(ctx, store.UpdateMissionStatusParams{ID: run.MissionID, Status: "running", Now: p.Now}); err != nil {
+					return err
+				}
+			}
+			runID, _ := json.Marshal(run.ID)
+			payload := fmt.Sprintf(`{"replaySteps":%d,"runId":%s,"worker":%s}`, len(steps), runID, workerJSON)
+			_, err = q.InsertEvent(ctx, store.Event{MissionID: run.MissionID, RunID: run.ID, Kind: "run.claimed", Payload: []byte(payload), CreatedAt: p.Now})
+			return err
+		})
+		return run, steps, err
+	}
+	args, filter := runFilter([]any{p.WorkerID, p.Now, p.LeaseUntil, p.Holder.Host, p.Holder.PID, p.Holder.Proc}, p.Logics, p.MissionID)
+	args = append(args, workerJSON)
+	query := `WITH c AS (UPDATE runs SET status = 'running', lease_owner = $1, lease_expires_at = $3, fencing_token = fencing_token + 1,
+ wake_at = 0, updated_at = $2, lease_host = $4, lease_pid = $5, lease_proc = $6,
+ started_at = CASE WHEN started_at = 0 THEN $2 ELSE started_at END
+WHERE id = (SELECT id FROM runs
+  WHERE ((status = 'queued' AND wake_at <= $2) OR (status = 'running' AND lease_expires_at < $2))` + filter + `
+  ORDER BY created_at, id LIMIT 1 ` + db.D.SkipLocked + `)
+RETURNING ` + runCols + `),
+m AS (UPDATE missions SET status = 'running', ended_at = 0, updated_at = $2 WHERE id = (SELECT mission_id FROM c WHERE parent_run_id = '')),
+e AS (INSERT INTO events (mission_id, run_id, kind, payload, trust, created_at)
+  SELECT mission_id, id, 'run.claimed', '{"replaySteps":' || (SELECT count(*) FROM steps s WHERE s.run_id = c.id) || ',"runId":' || to_json(id)::text || ',"worker":' || $` + fmt.Sprint(len(args)) + ` || '}', 'system', $2 FROM c)
+SELECT ` + runCols + ` FROM c`
+	run, err := scanRun(db.Queries.(*queries).q.QueryRowContext(ctx, query, args...))
+	if err != nil {
+		return run, nil, notFound(err, "claim run")
+	}
+	steps, err := db.ListSteps(ctx, run.ID, -1, 0)
+	if err != nil {
+		return run, nil, fmt.Errorf("claim run: load journal: %w", err)
+	}
+	return run, steps, nil
 }
 
 func (q *queries) ListLeasedRuns(ctx context.Context, p store.ListLeasedRunsParams) ([]store.Run, error) {
