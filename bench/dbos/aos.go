@@ -31,7 +31,12 @@ type aosSystem struct {
 // path or a postgres:// URL, and starts a worker of the given concurrency.
 // tweak, when set, alters the opened store before the kernel sees it (for
 // diagnostic variants only).
-func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, tweak func(store.Store)) (*aosSystem, error) {
+//
+// every runs the kernel with Options.CommitEveryStep: each step's record in
+// its own transaction, as DBOS checkpoints each step, instead of deferring
+// the records of re-executable steps (these no-op pure steps) to the run's
+// next transaction.
+func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, every bool, tweak func(store.Store)) (*aosSystem, error) {
 	raw, err := storeopen.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -41,7 +46,7 @@ func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, tweak fu
 	}
 	st := &countingStore{Store: raw}
 	ends := &endSignals{m: map[string]chan string{}}
-	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends})})
+	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends}), CommitEveryStep: every})
 	s := &aosSystem{st: st, k: k, ends: ends}
 	s.start(concurrency)
 	return s, nil

@@ -147,8 +147,12 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		return nil
 	}
 
-	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, nil)
+	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, false, nil)
 	if err := add("aos sqlite", as, err); err != nil {
+		return err
+	}
+	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, true, nil)
+	if err := add("aos sqlite (commit every step)", as, err); err != nil {
 		return err
 	}
 	ds, err := openDBOSSQLite(ctx, filepath.Join(dir, "dbos-sync.db"), c.sqlSync)
@@ -178,8 +182,17 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		}
 		// Run before admin.Close, which was queued first: prepend.
 		dropLater = append([]func(){func() { dropDB(admin, aosPG) }, func() { dropDB(admin, dbosPG) }}, dropLater...)
-		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, nil)
+		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, false, nil)
 		if err := add("aos postgres", as, err); err != nil {
+			return err
+		}
+		everyPG, err := createDB(ctx, admin, c.pg, "aosevery")
+		if err != nil {
+			return err
+		}
+		dropLater = append([]func(){func() { dropDB(admin, everyPG) }}, dropLater...)
+		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, true, nil)
+		if err := add("aos postgres (commit every step)", as, err); err != nil {
 			return err
 		}
 		if c.diag {
@@ -199,7 +212,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 					return err
 				}
 				dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
+				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, false, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
 				if err := add(v.name, s, err); err != nil {
 					return err
 				}
@@ -399,14 +412,17 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 	pairs := [][2]string{
 		{"aos sqlite", "dbos sqlite (" + c.sqlSync + ")"},
 		{"aos sqlite", "dbos sqlite (its default, NORMAL)"},
+		{"aos sqlite (commit every step)", "dbos sqlite (" + c.sqlSync + ")"},
 		{"aos postgres", "dbos postgres"},
+		{"aos postgres (commit every step)", "dbos postgres"},
 	}
 	for _, p := range pairs {
 		a, d := byName[p[0]], byName[p[1]]
 		if a == nil || d == nil {
 			continue
 		}
-		line := fmt.Sprintf("  %-12s / %-34s per-step %.2f", p[0], p[1], float64(medianDur(a.perStep))/float64(medianDur(d.perStep)))
+		line := fmt.Sprintf("  %-32s / %-34s per-step %.2f   0-step %.2f", p[0], p[1], float64(medianDur(a.perStep))/float64(medianDur(d.perStep)),
+			float64(medianDur(a.run0))/float64(medianDur(d.run0)))
 		for _, n := range c.conc {
 			line += fmt.Sprintf("   c%d %.2f", n, medianF(a.tput[n])/medianF(d.tput[n]))
 		}
@@ -428,7 +444,9 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 		"aos sqlite":                        "sqlite commit (WAL, FULL)", // aos's level, fixed by its driver
 		"dbos sqlite (" + c.sqlSync + ")":   "sqlite commit (WAL, " + c.sqlSync + ")",
 		"dbos sqlite (its default, NORMAL)": "sqlite commit (WAL, NORMAL)",
+		"aos sqlite (commit every step)":    "sqlite commit (WAL, FULL)",
 		"aos postgres":                      "postgres single-row insert (pgbench -c1)",
+		"aos postgres (commit every step)":  "postgres single-row insert (pgbench -c1)",
 		"dbos postgres":                     "postgres single-row insert (pgbench -c1)",
 	}
 	for _, e := range entries {

@@ -24,7 +24,6 @@ import (
 	"github.com/aos-run/aos/internal/worker"
 )
 
-
 // doneScript marks the go-service package's three done criteria as
 // passing, then finishes: the model's brain is the only fake.
 const doneScript = `name: test

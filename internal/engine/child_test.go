@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,7 +20,8 @@ import (
 // runChild is a worker process running the agent loop on the database in
 // AOS_TEST_DSN. With AOS_TEST_KILL_TOOL=name it SIGKILLs itself right after
 // the first execution of that tool (or setup step, such as worktree_add),
-// before its result is committed. It exits
+// before its result is committed. With AOS_TEST_KILL_RECORD=kind:name:n it
+// SIGKILLs itself right after the n-th record of that step. It exits
 // when the run ends or waits.
 func runChild(role string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
@@ -38,6 +41,27 @@ func runChild(role string) int {
 				select {}
 			}
 		}}
+	}
+	if at := os.Getenv("AOS_TEST_KILL_RECORD"); at != "" {
+		// kind:name:n — SIGKILL right after the n-th record of that step
+		// (committed or deferred to the run's next transaction).
+		var kind, name string
+		var nth, seen int
+		if parts := strings.Split(at, ":"); len(parts) == 3 {
+			kind, name = parts[0], parts[1]
+			nth, _ = strconv.Atoi(parts[2])
+		}
+		if opts.Hooks == nil {
+			opts.Hooks = &kernel.Hooks{}
+		}
+		opts.Hooks.AfterRecord = func(_ string, _ int, k, n string) {
+			if k == kind && n == name {
+				if seen++; seen == nth {
+					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					select {}
+				}
+			}
+		}
 	}
 	k := kernel.New(st, opts)
 	sb, err := sandbox.New(sandbox.Config{DataDir: dir})

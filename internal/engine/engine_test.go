@@ -55,8 +55,7 @@ func newEnv(t testing.TB, db storetest.DB, scriptYAML string) *env {
 	if err := demo.WriteRepo(ws); err != nil {
 		t.Fatal(err)
 	}
-	k := kernel.New(db.Store, kernel.Options{DataDir: dir, Lease: 5 * time.Second, Heartbeat: 500 * time.Millisecond,
-		CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
+	k := kernel.New(db.Store, envOpts(dir))
 	set := &script.Set{}
 	if scriptYAML != "" {
 		var err error
@@ -66,6 +65,14 @@ func newEnv(t testing.TB, db storetest.DB, scriptYAML string) *env {
 	}
 	return &env{t: t, db: db, k: k, srv: scripttest.Start(t, scriptYAML), set: set, ws: ws, dir: dir, getenv: fakeKeys}
 }
+
+// envOpts are the kernel options of an engine test.
+func envOpts(dir string) kernel.Options {
+	return kernel.Options{DataDir: dir, Lease: 5 * time.Second, Heartbeat: 500 * time.Millisecond,
+		CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond}
+}
+
+func (e *env) opts() kernel.Options { return envOpts(e.dir) }
 
 // fakeKeys gives the SDKs a placeholder key; the scripted server ignores it.
 func fakeKeys(k string) string {

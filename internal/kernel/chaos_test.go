@@ -228,6 +228,24 @@ func runChild(role string) int {
 			return 1
 		}
 		return 0
+	case "holdfar":
+		// Holds every run it claims inside a step until killed, with the
+		// production lease and heartbeat, as a worker of another host
+		// whose process nobody here can check.
+		k = kernel.New(st, kernel.Options{DataDir: dir})
+		logic := func(rc kernel.RunContext) (kernel.Result, error) {
+			_, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "hold", Effect: kernel.EffectIdempotentWrite, Request: "hold"},
+				func(ctx context.Context, key string) (kernel.Outcome, error) {
+					_ = appendLine(filepath.Join(dir, "holding"), rc.RunID())
+					<-ctx.Done()
+					return kernel.Outcome{}, ctx.Err()
+				})
+			return kernel.Result{Status: kernel.StatusDone}, err
+		}
+		if err := k.RunWorker(ctx, kernel.WorkerConfig{Concurrency: 8, Hostname: "elsewhere", Logics: map[string]kernel.Logic{"hold": logic}, JanitorEvery: -1}); err != nil {
+			return 1
+		}
+		return 0
 	case "pair", "handover":
 		logic := func(rc kernel.RunContext) (kernel.Result, error) {
 			for i := 0; i < 5; i++ {

@@ -30,9 +30,8 @@ const (
 	holderGone
 )
 
-// selfHolder identifies this process as a lease holder.
-func selfHolder() store.LeaseHolder {
-	host, _ := os.Hostname()
+// selfHolder identifies this process, on host, as a lease holder.
+func selfHolder(host string) store.LeaseHolder {
 	h := store.LeaseHolder{Host: host, PID: os.Getpid()}
 	machine := machineID()
 	if start, _, err := procStart(os.Getpid()); err == nil && machine != "" {
@@ -159,7 +158,8 @@ func (k *Kernel) LeaseHolders(ctx context.Context, missionID string) ([]LeaseInf
 	if err != nil {
 		return nil, fmt.Errorf("kernel: lease holders: %w", err)
 	}
-	self := selfHolder()
+	host, _ := os.Hostname()
+	self := selfHolder(host)
 	now := k.now()
 	var out []LeaseInfo
 	for _, r := range runs {

@@ -20,6 +20,8 @@ type Kernel struct {
 	bellMu    sync.Mutex
 	eventBell chan struct{} // closed and replaced on new events; guarded by bellMu
 	workBell  chan struct{} // closed and replaced when a run becomes claimable; guarded by bellMu
+	workAsked bool          // a work notification is owed; guarded by bellMu
+	notifying bool          // a notifier goroutine runs; guarded by bellMu
 
 	transient *hub
 	origin    string // random, tags this kernel's transient batches
@@ -59,9 +61,40 @@ func (k *Kernel) ringWork(ctx context.Context) {
 	close(k.workBell)
 	k.workBell = make(chan struct{})
 	k.bellMu.Unlock()
-	if err := k.st.Publish(context.WithoutCancel(ctx), store.ChannelWork, nil); err != nil {
-		k.opts.Logger.Warn("notify workers failed; they will poll", "err", err.Error())
+	k.notifyWork(ctx)
+}
+
+// notifyWork tells other processes' idle workers that a run became
+// claimable, off the caller's path and coalesced: one notifier goroutine at
+// a time publishes on aos_work, and every call made while it publishes is
+// covered by one more publication. A burst of creations thus costs a
+// couple of NOTIFYs, not one each inside every caller's latency. A lost
+// notification costs a poll (Options.Poll).
+func (k *Kernel) notifyWork(ctx context.Context) {
+	k.bellMu.Lock()
+	k.workAsked = true
+	if k.notifying {
+		k.bellMu.Unlock()
+		return
 	}
+	k.notifying = true
+	k.bellMu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		for {
+			k.bellMu.Lock()
+			if !k.workAsked {
+				k.notifying = false
+				k.bellMu.Unlock()
+				return
+			}
+			k.workAsked = false
+			k.bellMu.Unlock()
+			if err := k.st.Publish(ctx, store.ChannelWork, nil); err != nil {
+				k.opts.Logger.Warn("notify workers failed; they will poll", "err", err.Error())
+			}
+		}
+	}()
 }
 
 func (k *Kernel) eventBellChan() <-chan struct{} {
@@ -197,15 +230,14 @@ func (k *Kernel) CreateMission(ctx context.Context, s MissionSpec) (missionID, r
 		missionID = s.ID
 	}
 	now := k.now()
-	err = k.tx(ctx, func(q store.Queries) error {
-		if err := q.InsertMission(ctx, store.Mission{ID: missionID, ProjectID: s.ProjectID, Title: s.Title, Spec: spec, Status: StatusQueued,
-			RootRunID: rootRunID, CreatedAt: now, UpdatedAt: now}); err != nil {
-			return err
-		}
-		if err := q.InsertRun(ctx, k.newRun(rootRunID, missionID, "", s.Logic, input, s.Budget, now)); err != nil {
-			return err
-		}
-		return k.event(ctx, q, missionID, rootRunID, nil, "mission.created", map[string]any{"missionId": missionID, "rootRunId": rootRunID, "title": s.Title})
+	payload, err := CanonicalJSON(map[string]any{"missionId": missionID, "rootRunId": rootRunID, "title": s.Title})
+	if err != nil {
+		return "", "", fmt.Errorf("create mission: encode event: %w", err)
+	}
+	m := store.Mission{ID: missionID, ProjectID: s.ProjectID, Title: s.Title, Spec: spec, Status: StatusQueued, RootRunID: rootRunID, CreatedAt: now, UpdatedAt: now}
+	e := store.Event{MissionID: missionID, RunID: rootRunID, Kind: "mission.created", Payload: payload, CreatedAt: now}
+	err = k.retry(ctx, func() error {
+		return k.st.InsertMissionRun(ctx, m, k.newRun(rootRunID, missionID, "", s.Logic, input, s.Budget, now), e)
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("create mission: %w", err)

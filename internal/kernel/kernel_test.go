@@ -152,6 +152,7 @@ func TestLeaseExpiryFencesTheZombie(t *testing.T) {
 		zombie := kernel.New(db.Store, zopts)
 		entered, release := make(chan struct{}), make(chan struct{})
 		var zombieErr atomic.Value
+		var zombieSent atomic.Bool
 		zlogic := func(rc kernel.RunContext) (kernel.Result, error) {
 			_, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "w", Effect: kernel.EffectIdempotentWrite, Request: 1},
 				func(ctx context.Context, key string) (kernel.Outcome, error) {
@@ -159,6 +160,15 @@ func TestLeaseExpiryFencesTheZombie(t *testing.T) {
 					<-release
 					return kernel.Outcome{Result: "zombie"}, nil
 				})
+			if err == nil {
+				// The step's record waits for the run's next commit, which
+				// is this effect's intent: fenced, so the effect never runs.
+				_, err = rc.Step(kernel.StepSpec{Kind: "test", Name: "send", Effect: kernel.EffectNonIdempotent, Request: 2},
+					func(ctx context.Context, key string) (kernel.Outcome, error) {
+						zombieSent.Store(true)
+						return kernel.Outcome{Result: "sent"}, nil
+					})
+			}
 			zombieErr.Store(errBox{err})
 			return kernel.Result{Status: kernel.StatusDone}, err
 		}
@@ -177,6 +187,9 @@ func TestLeaseExpiryFencesTheZombie(t *testing.T) {
 		close(release)
 		waitFor(t, 10*time.Second, "the zombie's step to return", func() (bool, string) { return zombieErr.Load() != nil, "" })
 		mustErrIs(t, zombieErr.Load().(errBox).err, kernel.ErrLeaseLost)
+		if zombieSent.Load() {
+			t.Fatal("the zombie ran an effect after losing its lease")
+		}
 		if !strings.Contains(string(r.Result), "healthy") {
 			t.Fatalf("result = %s, want the healthy worker's", r.Result)
 		}

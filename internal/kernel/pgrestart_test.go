@@ -49,7 +49,9 @@ func TestPostgresRestartLosesAndDuplicatesNothing(t *testing.T) {
 	const n = 30
 	logic := func(rc kernel.RunContext) (kernel.Result, error) {
 		for i := 0; i < n; i++ {
-			_, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "s", Effect: kernel.EffectIdempotentWrite, Request: i},
+			// Announced, so each step commits its intent (and the result
+			// before it) as it starts: the restart lands among commits.
+			_, err := rc.Step(kernel.StepSpec{Kind: "test", Name: "s", Effect: kernel.EffectIdempotentWrite, Request: i, Announce: true},
 				func(ctx context.Context, key string) (kernel.Outcome, error) {
 					c.inc(key)
 					time.Sleep(30 * time.Millisecond) // the work a step does; the restart lands among steps

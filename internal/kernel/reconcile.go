@@ -170,7 +170,7 @@ func (rc *runCtx) afterReconcile(seq int, spec StepSpec, rec store.Step, exec Ex
 func (rc *runCtx) retry(seq int, spec StepSpec, rec store.Step) error {
 	now := rc.k.now()
 	attempt := rec.Attempt + 1
-	err := rc.k.tx(rc.ctx, func(q store.Queries) error {
+	err := rc.tx(rc.ctx, func(q store.Queries) error {
 		cancel, err := q.FenceRun(rc.ctx, rc.fence, now, 0)
 		if err != nil {
 			return err

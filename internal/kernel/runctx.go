@@ -79,12 +79,16 @@ type runCtx struct {
 	fence  store.Fence
 
 	recorded map[int]store.Step // journal at claim time; read-only after claim
+	loaded   []store.Step       // the journal as start loaded it (takeovers)
 	lastRec  int                // highest recorded seq, -1 if none
+
+	txMu sync.Mutex // held by tx: one transaction of the run at a time
 
 	mu           sync.Mutex // guards the fields below
 	nextSeq      int
 	usage        Usage
 	lastOwnerMsg int64
+	pending      []pendingRecord // deferred records, written by the next tx
 }
 
 var _ RunContext = (*runCtx)(nil)

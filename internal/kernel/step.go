@@ -133,7 +133,7 @@ func (rc *runCtx) addUsage(rec store.Step) {
 func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) error {
 	now := rc.k.now()
 	s := rc.startedRow(seq, spec, reqJSON, hash, 0)
-	err := rc.k.tx(rc.ctx, func(q store.Queries) error {
+	err := rc.tx(rc.ctx, func(q store.Queries) error {
 		cancel, err := q.FenceRun(rc.ctx, rc.fence, now, 0)
 		if err != nil {
 			return err
@@ -217,46 +217,65 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	rc.mu.Unlock()
 	totalJSON, _ := CanonicalJSON(total)
 	day := time.UnixMilli(now).UTC().Format(time.DateOnly)
-	var cancel bool
-	err := rc.k.tx(rc.ctx, func(q store.Queries) error {
-		var err error
-		if cancel, err = q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
-			return err
-		}
+	write := func(ctx context.Context, q store.Queries) error {
 		if fresh != nil {
 			row := store.Step{RunID: rc.run.ID, Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect), RequestHash: fresh.RequestHash,
 				Request: fresh.Request, Status: p.Status, IdemKey: rc.idemKey(seq), Result: p.Result, Error: p.Error, Usage: p.Usage,
 				CostUSD: p.CostUSD, StartedAt: now, EndedAt: now}
-			if err := q.InsertStep(rc.ctx, row); err != nil {
+			if err := q.InsertStep(ctx, row); err != nil {
 				return err
 			}
-		} else if err := q.FinishStep(rc.ctx, p); err != nil {
+		} else if err := q.FinishStep(ctx, p); err != nil {
 			return err
 		}
 		if !u.isZero() {
-			if err := q.AddRunUsage(rc.ctx, store.AddUsageParams{RunID: rc.run.ID, Usage: totalJSON, USD: u.CostUSD, Turns: u.Turns, NextSeq: seq + 1, Now: now}); err != nil {
+			if err := q.AddRunUsage(ctx, store.AddUsageParams{RunID: rc.run.ID, Usage: totalJSON, USD: u.CostUSD, Turns: u.Turns, NextSeq: seq + 1, Now: now}); err != nil {
 				return err
 			}
 			if u.CostUSD != 0 {
-				if err := q.AddMissionSpend(rc.ctx, rc.run.MissionID, u.CostUSD, now); err != nil {
+				if err := q.AddMissionSpend(ctx, rc.run.MissionID, u.CostUSD, now); err != nil {
 					return err
 				}
-				if err := q.AddSpend(rc.ctx, day, u.CostUSD); err != nil {
+				if err := q.AddSpend(ctx, day, u.CostUSD); err != nil {
 					return err
 				}
 			}
 		}
 		s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
 		if execErr != nil {
-			return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.failed", stepEventPayload(s, "error", p.Error))
+			return rc.k.event(ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.failed", stepEventPayload(s, "error", p.Error))
 		}
-		if err := rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.completed", stepEventPayload(s, "result", result)); err != nil {
+		if err := rc.k.event(ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.completed", stepEventPayload(s, "result", result)); err != nil {
 			return err
 		}
 		if u.isZero() {
 			return nil
 		}
-		return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "run.usage", map[string]any{"usage": total, "budget": rc.budget()})
+		return rc.k.event(ctx, q, rc.run.MissionID, rc.run.ID, &seq, "run.usage", map[string]any{"usage": total, "budget": rc.budget()})
+	}
+	var reconcileAbort *Error
+	if deferrable(spec) && !(errors.As(execErr, &reconcileAbort) && reconcileAbort.Code == CodeReconcileAbort) {
+		// The next transaction of the run writes it (pending.go).
+		if err := rc.deferRecord(pendingRecord{seq: seq, status: p.Status, usd: u.CostUSD, write: write}); err != nil {
+			return nil, rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
+		}
+		rc.mu.Lock()
+		rc.usage = total
+		rc.mu.Unlock()
+		rc.hook(func(h *Hooks) func(string, int) { return h.AfterCommit }, seq)
+		rc.afterRecord(seq, spec.Kind, spec.Name)
+		if execErr != nil {
+			return nil, &StepError{RunID: rc.run.ID, Seq: seq, Name: spec.Name, Message: execErr.Error()}
+		}
+		return result, nil
+	}
+	var cancel bool
+	err := rc.tx(rc.ctx, func(q store.Queries) error {
+		var err error
+		if cancel, err = q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
+			return err
+		}
+		return write(rc.ctx, q)
 	})
 	if errors.Is(err, store.ErrConflict) {
 		// Already recorded: a retried commit whose first attempt landed.
@@ -282,6 +301,7 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	rc.mu.Unlock()
 	rc.k.ring()
 	rc.hook(func(h *Hooks) func(string, int) { return h.AfterCommit }, seq)
+	rc.afterRecord(seq, spec.Kind, spec.Name)
 	if cancel {
 		rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
 		return nil, newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
@@ -324,6 +344,7 @@ func (rc *runCtx) checkBudget() error {
 		if err != nil {
 			return err
 		}
+		spent += rc.pendingUSD()
 		if spent >= limit {
 			return &BudgetExhaustedError{RunID: r.ID, Scope: "daily", Limit: limit, Used: spent}
 		}
@@ -347,7 +368,7 @@ func answerOf(res json.RawMessage) string {
 // instant records an internal step (now, uuid, emit, owner_messages) in one
 // transaction with no intent row: re-executing such a step is harmless, and
 // its result is what makes replay stable.
-func (rc *runCtx) instant(kind, name string, request any, exec func(ctx context.Context) (any, error), extra func(q store.Queries, seq int) error) (json.RawMessage, error) {
+func (rc *runCtx) instant(kind, name string, request any, exec func(ctx context.Context) (any, error), extra func(ctx context.Context, q store.Queries, seq int) error) (json.RawMessage, error) {
 	seq := rc.allocSeq()
 	reqJSON, hash, err := HashRequest(request)
 	if err != nil {
@@ -371,25 +392,21 @@ func (rc *runCtx) instant(kind, name string, request any, exec func(ctx context.
 		return nil, fmt.Errorf("kernel: %s step %d: %w", kind, seq, err)
 	}
 	now := rc.k.now()
-	err = rc.k.tx(rc.ctx, func(q store.Queries) error {
-		if _, err := q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
-			return err
-		}
-		if err := q.InsertStep(rc.ctx, store.Step{RunID: rc.run.ID, Seq: seq, Kind: kind, Name: name, Effect: string(EffectPure), RequestHash: hash,
+	// Written by the run's next transaction (pending.go).
+	err = rc.deferRecord(pendingRecord{seq: seq, status: "completed", write: func(ctx context.Context, q store.Queries) error {
+		if err := q.InsertStep(ctx, store.Step{RunID: rc.run.ID, Seq: seq, Kind: kind, Name: name, Effect: string(EffectPure), RequestHash: hash,
 			Request: reqJSON, Status: "completed", IdemKey: rc.idemKey(seq), Result: res, StartedAt: now, EndedAt: now}); err != nil {
 			return err
 		}
 		if extra != nil {
-			return extra(q, seq)
+			return extra(ctx, q, seq)
 		}
 		return nil
-	})
+	}})
 	if err != nil {
 		return nil, rc.fenceErr(fmt.Errorf("record %s step %d: %w", kind, seq, err))
 	}
-	if extra != nil {
-		rc.k.ring()
-	}
+	rc.afterRecord(seq, kind, name)
 	return res, nil
 }
 
@@ -426,8 +443,8 @@ func (rc *runCtx) Emit(kind string, payload any) error {
 	if err != nil {
 		return &Error{Code: CodeInvalidInput, RunID: rc.run.ID, Seq: -1, Msg: "event payload is not JSON", Err: err}
 	}
-	_, err = rc.instant(KindEmit, kind, json.RawMessage(body), func(context.Context) (any, error) { return nil, nil }, func(q store.Queries, seq int) error {
-		_, err := q.InsertEvent(rc.ctx, store.Event{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: body, CreatedAt: rc.k.now()})
+	_, err = rc.instant(KindEmit, kind, json.RawMessage(body), func(context.Context) (any, error) { return nil, nil }, func(ctx context.Context, q store.Queries, seq int) error {
+		_, err := q.InsertEvent(ctx, store.Event{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: body, CreatedAt: rc.k.now()})
 		return err
 	})
 	return err

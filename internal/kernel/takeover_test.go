@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,68 @@ func TestLeaseOfALiveProcessIsNotTakenOver(t *testing.T) {
 			}
 			return renewals >= 3, fmt.Sprint(renewals)
 		})
+	})
+}
+
+// Issue 17: a worker on another machine dies (kill -9) holding four runs.
+// Nobody here can check its process, so its leases must run out: with the
+// production lease (6 s) and heartbeat (1 s), another worker has them all
+// within 10 s of the kill. Before that, the live holder keeps them past
+// twice the lease, so renewal works and nothing is taken early.
+func TestLeasesOfAKilledRemoteWorkerAreTakenWithinTenSeconds(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		b := setup(t, db)
+		dir := t.TempDir()
+		var rids []string
+		for range 4 {
+			_, rid := b.mission("hold", nil, kernel.Budget{})
+			rids = append(rids, rid)
+		}
+		c := startChild(t, "holdfar", "AOS_TEST_DSN="+db.DSN, "AOS_TEST_DIR="+dir)
+		waitFor(t, 20*time.Second, "the child to hold four runs", func() (bool, string) {
+			b, err := os.ReadFile(filepath.Join(dir, "holding"))
+			return err == nil && strings.Count(string(b), "\n") == 4, fmt.Sprint(string(b), err)
+		})
+		held := map[string]store.Run{}
+		for _, rid := range rids {
+			held[rid] = leaseOf(t, b, rid)
+		}
+		// A worker here, with production timings, polls while the holder
+		// lives: for twice the lease nothing may be taken.
+		k := kernel.New(db.Store, kernel.Options{DataDir: t.TempDir()})
+		b.worker(k, map[string]kernel.Logic{"hold": holdLogic})
+		live := time.Now().Add(12 * time.Second)
+		for time.Now().Before(live) {
+			for _, rid := range rids {
+				if r := leaseOf(t, b, rid); r.LeaseOwner != held[rid].LeaseOwner || r.FencingToken != held[rid].FencingToken {
+					t.Fatalf("run %s taken from its live holder: owner %s token %d, was %s %d", rid, r.LeaseOwner, r.FencingToken, held[rid].LeaseOwner, held[rid].FencingToken)
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // sampling a property over time, not synchronising
+		}
+		_ = c.cmd.Process.Kill()
+		killed := time.Now()
+		if err := c.wait(t, 20*time.Second); !killedBySignal(err) {
+			t.Fatalf("holder not killed: %v", err)
+		}
+		waitFor(t, 10*time.Second-time.Since(killed), "every run finished by the other worker", func() (bool, string) {
+			for _, rid := range rids {
+				if r := leaseOf(t, b, rid); r.Status != kernel.StatusDone {
+					return false, rid + " " + r.Status
+				}
+			}
+			return true, ""
+		})
+		el := time.Since(killed)
+		t.Logf("%s: four runs taken over and finished %s after kill -9", db.Driver, el)
+		if el > 10*time.Second {
+			t.Fatalf("takeover took %s, want ≤ 10 s", el)
+		}
+		for _, rid := range rids {
+			if r := leaseOf(t, b, rid); r.FencingToken != held[rid].FencingToken+1 {
+				t.Errorf("run %s: token %d after takeover, want %d", rid, r.FencingToken, held[rid].FencingToken+1)
+			}
+		}
 	})
 }

@@ -218,17 +218,28 @@ type Hooks struct {
 	AfterIntent  func(runID string, seq int)
 	AfterExec    func(runID string, seq int)
 	AfterCommit  func(runID string, seq int)
+	// AfterRecord is called once a step's result is recorded: committed,
+	// or deferred to the run's next transaction (see pending.go). Internal
+	// steps (owner_messages, emit, now, uuid) are reported too, with kind
+	// and name, so a crash test can kill the process where a removed
+	// commit used to be.
+	AfterRecord func(runID string, seq int, kind, name string)
 }
 
 // Options configure a Kernel.
 type Options struct {
 	// DataDir holds artifacts (artifacts/<sha[0:2]>/<sha>).
 	DataDir string
-	// Lease is how long a claim holds a run without a heartbeat (90 s).
+	// Lease is how long a claim or a renewal holds a run (6 s): a worker
+	// that dies leaves its runs to others within Lease plus an idle
+	// worker's Poll.
 	Lease time.Duration
-	// Heartbeat is how often a worker extends its leases (30 s).
+	// Heartbeat is how often a worker renews all its leases, in one
+	// statement (1 s).
 	Heartbeat time.Duration
-	// CancelPoll is how often a running run checks for a cancel (1 s).
+	// CancelPoll bounds how long a running run takes to see a cancel
+	// (1 s): the lease renewal reads the cancel flags, and runs every
+	// min(Heartbeat, CancelPoll).
 	CancelPoll time.Duration
 	// Poll is how often an idle worker looks for work it was not woken for
 	// (a timer come due, a lost notification): 1 s.
@@ -246,6 +257,11 @@ type Options struct {
 	Observer Observer
 	// Version is reported in the workers table.
 	Version string
+	// CommitEveryStep writes every step's record in its own transaction,
+	// as the kernel did before issue 17, instead of deferring re-executable
+	// results to the run's next transaction. Off by default; benchmarks
+	// turn it on to measure both commit structures in one run.
+	CommitEveryStep bool
 	// LocalTransientOnly keeps transient events (model.delta) in this
 	// process: EmitTransient does not publish them through the store and
 	// SubscribeTransient does not receive other processes'. For a process
@@ -257,10 +273,10 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Lease <= 0 {
-		o.Lease = 90 * time.Second
+		o.Lease = 6 * time.Second
 	}
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 30 * time.Second
+		o.Heartbeat = time.Second
 	}
 	if o.CancelPoll <= 0 {
 		o.CancelPoll = time.Second

@@ -47,7 +47,7 @@ func (rc *runCtx) Sleep(ms int64) error {
 	_, err := rc.step(rc.allocSeq(), spec, nil, func(seq int, reqJSON []byte, hash string) error {
 		now := rc.k.now()
 		wakeAt := now + ms
-		err := rc.k.tx(rc.ctx, func(q store.Queries) error {
+		err := rc.tx(rc.ctx, func(q store.Queries) error {
 			if _, err := q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
 				return err
 			}
@@ -95,7 +95,7 @@ func (rc *runCtx) suspendForWaitAttempt(seq int, kind WaitKind, payload any, tim
 	}
 	w := store.Wait{ID: newID(), RunID: rc.run.ID, MissionID: rc.run.MissionID, StepSeq: seq, Kind: string(kind), Payload: body,
 		Status: "pending", ResolveBy: resolveBy, CreatedAt: now, Attempt: attempt}
-	err = rc.k.tx(rc.ctx, func(q store.Queries) error {
+	err = rc.tx(rc.ctx, func(q store.Queries) error {
 		if _, err := q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (rc *runCtx) suspendForWaitAttempt(seq int, kind WaitKind, payload any, tim
 // suspendAgain re-suspends a run whose wait or timer is not due yet.
 func (rc *runCtx) suspendAgain(seq int, status string, wakeAt int64) error {
 	now := rc.k.now()
-	err := rc.k.tx(rc.ctx, func(q store.Queries) error {
+	err := rc.tx(rc.ctx, func(q store.Queries) error {
 		if err := q.SetRunState(rc.ctx, store.SetRunStateParams{Fence: rc.fence, Status: status, WakeAt: wakeAt, Now: now}); err != nil {
 			return err
 		}

@@ -25,6 +25,12 @@ type WorkerConfig struct {
 	// MissionID, when set, limits the worker to that mission's runs
 	// (aos run claims only its own mission).
 	MissionID string
+	// Hostname is recorded with the worker's leases and in the workers
+	// table: os.Hostname() by default. A worker checks whether a lease's
+	// holder is alive only when it ran on a host of the same name (and the
+	// same boot and pid namespace); set it when hostnames are not unique
+	// and their processes must not be compared.
+	Hostname string
 	// JanitorEvery is how often this worker expires due waits: 30 s by
 	// default, negative to disable.
 	JanitorEvery time.Duration
@@ -37,7 +43,10 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if len(cfg.Logics) == 0 {
 		return &Error{Code: CodeInvalidInput, Seq: -1, Msg: "worker needs at least one logic"}
 	}
-	host, _ := os.Hostname()
+	host := cfg.Hostname
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	if cfg.ID == "" {
 		cfg.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
@@ -51,7 +60,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	for name := range cfg.Logics {
 		logics = append(logics, name)
 	}
-	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(), active: map[string]context.CancelCauseFunc{}}
+	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{}}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
@@ -74,8 +83,8 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 
 	// Shutdown: interrupt runs, which release their leases.
 	w.mu.Lock()
-	for _, cancel := range w.active {
-		cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
+	for _, rc := range w.active {
+		rc.cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
 	}
 	w.mu.Unlock()
 	w.wg.Wait()
@@ -94,12 +103,15 @@ type worker struct {
 	wg     sync.WaitGroup
 
 	mu     sync.Mutex
-	active map[string]context.CancelCauseFunc // run id → cancel; guarded by mu
+	active map[string]*runCtx    // run id → its execution; guarded by mu
+	held   map[string]*heldLease // leases the lease loop renews; guarded by mu
 }
 
 func (w *worker) background(ctx context.Context, beat func()) {
-	hb := time.NewTicker(w.k.opts.Heartbeat)
+	hb := time.NewTicker(workerRowEvery)
 	defer hb.Stop()
+	lt := time.NewTicker(w.k.leaseTick())
+	defer lt.Stop()
 	var jan <-chan time.Time
 	if w.cfg.JanitorEvery > 0 {
 		t := time.NewTicker(w.cfg.JanitorEvery)
@@ -112,6 +124,8 @@ func (w *worker) background(ctx context.Context, beat func()) {
 			return
 		case <-hb.C:
 			beat()
+		case <-lt.C:
+			w.renew(ctx)
 		case <-jan:
 			if _, err := w.k.ExpireWaits(ctx); err != nil && ctx.Err() == nil {
 				w.k.opts.Logger.Warn("janitor failed", "err", err.Error())
@@ -134,8 +148,8 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		bell := w.k.workBellChan()
 		now := w.k.now()
-		run, err := w.k.st.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Holder: w.holder, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
-			Logics: w.logics, MissionID: w.cfg.MissionID})
+		run, steps, err := w.claim(ctx, now)
+		started := err == nil
 		if errors.Is(err, store.ErrNotFound) {
 			run, err = w.takeOverDead(ctx)
 		}
@@ -144,7 +158,7 @@ func (w *worker) loop(ctx context.Context) error {
 			go func() {
 				defer w.wg.Done()
 				defer func() { <-slots }()
-				w.execute(run)
+				w.execute(run, steps, started)
 			}()
 			continue
 		}
@@ -166,38 +180,83 @@ func (w *worker) loop(ctx context.Context) error {
 	}
 }
 
+// claim takes the oldest runnable run and starts it with one atomic write
+// (store.ClaimStart: the claim, which records the run's first start, the
+// mission's status and run.claimed), and returns its journal. It returns
+// store.ErrNotFound when nothing is runnable.
+func (w *worker) claim(ctx context.Context, now int64) (store.Run, []store.Step, error) {
+	run, steps, err := w.k.st.ClaimStart(ctx, store.ClaimRunParams{WorkerID: w.cfg.ID, Holder: w.holder, Now: now, LeaseUntil: now + w.k.opts.Lease.Milliseconds(),
+		Logics: w.logics, MissionID: w.cfg.MissionID})
+	if err == nil && run.StartedAt == now {
+		// The claim recorded the first start: report the run as it was
+		// (never started), which observeClaim counts as a first claim.
+		run.StartedAt = 0
+	}
+	return run, steps, err
+}
+
 // execute runs one claimed run to its end, suspension or interruption.
-func (w *worker) execute(run store.Run) {
+// started says that claim already loaded its journal and recorded its
+// start; a run taken over from a dead holder has neither.
+func (w *worker) execute(run store.Run, steps []store.Step, started bool) {
 	k := w.k
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	w.mu.Lock()
-	w.active[run.ID] = cancel
-	w.mu.Unlock()
-	defer func() {
-		w.mu.Lock()
-		delete(w.active, run.ID)
-		w.mu.Unlock()
-	}()
 	log := k.opts.Logger.With("run", run.ID, "mission", run.MissionID, "token", run.FencingToken)
 	fence := store.Fence{RunID: run.ID, Owner: w.cfg.ID, Token: run.FencingToken}
 	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1}
+	w.mu.Lock()
+	w.active[run.ID] = rc
+	w.held[run.ID] = &heldLease{rc: rc, until: run.LeaseExpiresAt}
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		// A later execution of the same run (re-claimed after this one
+		// suspended) may have registered itself already: leave it.
+		if w.active[run.ID] == rc {
+			delete(w.active, run.ID)
+		}
+		w.mu.Unlock()
+		w.unhold(rc)
+	}()
 
-	var steps []store.Step
-	err := k.retry(ctx, func() (err error) { steps, err = k.st.ListSteps(ctx, run.ID, -1, 0); return err })
-	if err != nil {
-		log.Error("load journal failed", "err", err.Error())
-		return // the lease expires and another claim retries
+	now := k.now()
+	if !started {
+		if err := w.start(ctx, rc, now); err != nil {
+			log.Warn("start run failed", "err", err.Error())
+			return // the lease expires and another claim retries
+		}
+		steps = rc.loaded
 	}
 	for _, s := range steps {
 		rc.recorded[s.Seq] = s
 		rc.lastRec = max(rc.lastRec, s.Seq)
 	}
-	now := k.now()
 	if rc.run.StartedAt == 0 {
 		rc.run.StartedAt = now
 	}
-	err = k.tx(ctx, func(q store.Queries) error {
+	k.ring()
+	log.Info("run claimed", "replay_steps", len(steps))
+	k.observeClaim(run, now)
+
+	res, lerr := callLogic(w.cfg.Logics[run.Logic], rc)
+	w.unhold(rc)
+	cancelWatch := context.Cause(ctx)
+	cancel(errWatchDone)
+	w.finalize(rc, res, lerr, cancelWatch, log)
+}
+
+// start loads the journal of a run taken over from a dead holder and
+// records its start.
+func (w *worker) start(ctx context.Context, rc *runCtx, now int64) error {
+	k, run, fence := w.k, rc.run, rc.fence
+	var steps []store.Step
+	err := k.retry(ctx, func() (err error) { steps, err = k.st.ListSteps(ctx, run.ID, -1, 0); return err })
+	if err != nil {
+		return fmt.Errorf("load journal: %w", err)
+	}
+	rc.loaded = steps
+	return k.tx(ctx, func(q store.Queries) error {
 		if _, err := q.FenceRun(ctx, fence, now, 0); err != nil {
 			return err
 		}
@@ -207,26 +266,24 @@ func (w *worker) execute(run store.Run) {
 		if err := k.mirror(ctx, q, run, StatusRunning, nil, 0); err != nil {
 			return err
 		}
-		return k.event(ctx, q, run.MissionID, run.ID, nil, "run.claimed", map[string]any{"runId": run.ID, "worker": w.cfg.ID, "replaySteps": len(steps)})
+		return k.event(ctx, q, run.MissionID, run.ID, nil, "run.claimed", map[string]any{"runId": run.ID, "worker": rc.fence.Owner, "replaySteps": len(steps)})
 	})
-	if err != nil {
-		log.Warn("start run failed", "err", err.Error())
-		return
-	}
-	k.ring()
-	log.Info("run claimed", "replay_steps", len(steps))
-	k.observeClaim(run, now)
+}
 
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		w.watch(ctx, rc, run.LeaseExpiresAt)
-	}()
-	res, lerr := callLogic(w.cfg.Logics[run.Logic], rc)
-	cancelWatch := context.Cause(ctx)
-	cancel(errWatchDone)
-	<-hbDone
-	w.finalize(rc, res, lerr, cancelWatch, log)
+// endRun records a run's end, its mission's mirror and run.completed with
+// store.EndRun.
+func (k *Kernel) endRun(ctx context.Context, rc *runCtx, status string, body []byte, errMsg, summary string, now int64) error {
+	payload, err := CanonicalJSON(map[string]any{"runId": rc.run.ID, "status": status, "summary": summary})
+	if err != nil {
+		return fmt.Errorf("encode run.completed: %w", err)
+	}
+	var mission store.UpdateMissionStatusParams
+	if rc.run.ParentRunID == "" {
+		mission = store.UpdateMissionStatusParams{ID: rc.run.MissionID, Status: status, Result: body, EndedAt: now, Now: now}
+	}
+	e := store.Event{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: "run.completed", Payload: payload, CreatedAt: now}
+	p := store.SetRunStateParams{Fence: rc.fence, Status: status, Result: body, Error: errMsg, EndedAt: now, Now: now}
+	return k.retry(ctx, func() error { return k.st.EndRun(ctx, p, mission, e) })
 }
 
 var errWatchDone = errors.New("kernel: run logic returned")
@@ -241,55 +298,6 @@ func callLogic(l Logic, rc *runCtx) (res Result, err error) {
 		}
 	}()
 	return l(rc)
-}
-
-// watch extends the lease every Heartbeat and checks for a cancel every
-// CancelPoll, cancelling the run's context on a cancel or a lost lease.
-func (w *worker) watch(ctx context.Context, rc *runCtx, leaseUntil int64) {
-	k := w.k
-	hb := time.NewTicker(k.opts.Heartbeat)
-	defer hb.Stop()
-	cp := time.NewTicker(k.opts.CancelPoll)
-	defer cp.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-hb.C:
-			now := k.now()
-			until := now + k.opts.Lease.Milliseconds()
-			cancelled, err := k.st.FenceRun(ctx, rc.fence, now, until)
-			switch {
-			case errors.Is(err, store.ErrFenced):
-				rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "heartbeat fenced"))
-				return
-			case err != nil:
-				if now >= leaseUntil {
-					rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "heartbeat failed past lease expiry"))
-					return
-				}
-			default:
-				leaseUntil = until
-				if cancelled {
-					rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
-					return
-				}
-			}
-		case <-cp.C:
-			r, err := k.st.GetRun(ctx, rc.run.ID)
-			if err != nil {
-				continue
-			}
-			if r.FencingToken != rc.fence.Token || r.LeaseOwner != rc.fence.Owner {
-				rc.cancel(newErr(CodeLeaseLost, rc.run.ID, -1, "lease taken over"))
-				return
-			}
-			if r.CancelRequested {
-				rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
-				return
-			}
-		}
-	}
 }
 
 // finalize records how the run ended, or releases it.
@@ -310,7 +318,7 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 		return
 	case errors.Is(cause, ErrShutdown):
 		now := k.now()
-		rerr := k.tx(ctx, func(q store.Queries) error {
+		rerr := rc.tx(ctx, func(q store.Queries) error {
 			if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: StatusQueued, Now: now}); err != nil {
 				return err
 			}
@@ -344,15 +352,21 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 	res.Status = status
 	body, _ := json.Marshal(res)
 	now := k.now()
-	ferr := k.tx(ctx, func(q store.Queries) error {
-		if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: status, Result: body, Error: errMsg, EndedAt: now, Now: now}); err != nil {
-			return err
-		}
-		if err := k.mirror(ctx, q, rc.run, status, body, now); err != nil {
-			return err
-		}
-		return k.event(ctx, q, rc.run.MissionID, rc.run.ID, nil, "run.completed", map[string]any{"runId": rc.run.ID, "status": status, "summary": res.Summary})
-	})
+	var ferr error
+	if rc.hasPending() {
+		ferr = rc.tx(ctx, func(q store.Queries) error {
+			if err := q.SetRunState(ctx, store.SetRunStateParams{Fence: rc.fence, Status: status, Result: body, Error: errMsg, EndedAt: now, Now: now}); err != nil {
+				return err
+			}
+			if err := k.mirror(ctx, q, rc.run, status, body, now); err != nil {
+				return err
+			}
+			return k.event(ctx, q, rc.run.MissionID, rc.run.ID, nil, "run.completed", map[string]any{"runId": rc.run.ID, "status": status, "summary": res.Summary})
+		})
+	} else {
+		// Nothing pending: one statement on PostgreSQL.
+		ferr = k.endRun(ctx, rc, status, body, errMsg, res.Summary, now)
+	}
 	if ferr != nil {
 		log.Warn("record run end failed", "err", ferr.Error())
 		return

@@ -320,3 +320,143 @@ func TestLeaseHolderAndTakeOver(t *testing.T) {
 		}
 	})
 }
+
+// RenewLeases extends, in one statement, exactly the leases the worker
+// still holds under their tokens, and reports cancel flags.
+func TestRenewLeases(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		for i, id := range []string{"a", "b", "c", "d"} {
+			seedRun(t, s, id, int64(i+1))
+		}
+		claim := func(w string, now, until int64) store.Run {
+			t.Helper()
+			r, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: w, Now: now, LeaseUntil: until})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		a, b, c := claim("w1", 10, 100), claim("w1", 10, 100), claim("w2", 10, 100)
+		if _, err := s.RequestRunCancel(ctx, b.ID, 20); err != nil {
+			t.Fatal(err)
+		}
+		// d is not running; a is held under an older token than asked; c
+		// is w2's.
+		held := []store.LeaseRef{{RunID: a.ID, Token: a.FencingToken}, {RunID: b.ID, Token: b.FencingToken},
+			{RunID: c.ID, Token: c.FencingToken}, {RunID: "d", Token: 0}, {RunID: a.ID, Token: a.FencingToken + 7}}
+		got, err := s.RenewLeases(ctx, store.RenewLeasesParams{Owner: "w1", Held: held, LeaseUntil: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]store.RenewedLease{}
+		for _, l := range got {
+			byID[l.RunID] = l
+		}
+		if len(got) != 2 || byID["a"].CancelRequested || !byID["b"].CancelRequested || byID["a"].Token != a.FencingToken {
+			t.Fatalf("renewed = %+v, want a (no cancel) and b (cancel)", got)
+		}
+		for id, want := range map[string]int64{"a": 500, "b": 500, "c": 100, "d": 0} {
+			if r, _ := s.GetRun(ctx, id); r.LeaseExpiresAt != want {
+				t.Errorf("run %s lease ends at %d, want %d", id, r.LeaseExpiresAt, want)
+			}
+		}
+		// After a takeover the old token renews nothing.
+		if _, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w3", Now: 600, LeaseUntil: 700}); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.RenewLeases(ctx, store.RenewLeasesParams{Owner: "w1", Held: held[:1], LeaseUntil: 900})
+		if err != nil || len(got) != 0 {
+			t.Fatalf("renewal after takeover = %+v %v, want none", got, err)
+		}
+		if got, err := s.RenewLeases(ctx, store.RenewLeasesParams{Owner: "w1", LeaseUntil: 900}); err != nil || len(got) != 0 {
+			t.Fatalf("empty renewal = %+v %v", got, err)
+		}
+	})
+}
+
+// InsertMissionRun and EndRun write several rows atomically (one statement
+// on PostgreSQL); a fenced EndRun writes nothing.
+func TestMissionRunInsertAndEnd(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		m := store.Mission{ID: "m", Title: "t", Status: "queued", RootRunID: "r", CreatedAt: 1, UpdatedAt: 1}
+		r := store.Run{ID: "r", MissionID: "m", Logic: "l", Status: "queued", CreatedAt: 1, UpdatedAt: 1}
+		if err := s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{"a":1}`), CreatedAt: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InsertMissionRun(ctx, store.Mission{ID: "m2", Status: "queued", RootRunID: "r"}, r, store.Event{MissionID: "m2", Kind: "x", Payload: []byte(`{}`)}); err == nil {
+			t.Fatal("a second run r was inserted")
+		}
+		if _, err := s.GetMission(ctx, "m2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("mission of a failed insert = %v, want none", err)
+		}
+		got, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w", Now: 5, LeaseUntil: 50})
+		if err != nil || got.StartedAt != 5 {
+			t.Fatalf("claim = %+v %v, want started at 5", got, err)
+		}
+		end := func(token int64) error {
+			return s.EndRun(ctx, store.SetRunStateParams{Fence: store.Fence{RunID: "r", Owner: "w", Token: token}, Status: "done", Result: []byte(`{"ok":true}`), EndedAt: 9, Now: 9},
+				store.UpdateMissionStatusParams{ID: "m", Status: "done", Result: []byte(`{"ok":true}`), EndedAt: 9, Now: 9},
+				store.Event{MissionID: "m", RunID: "r", Kind: "run.completed", Payload: []byte(`{"s":"done"}`), CreatedAt: 9})
+		}
+		events := func() []string {
+			es, err := s.ListEvents(ctx, store.ListEventsParams{MissionID: "m", Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, e := range es {
+				kinds = append(kinds, e.Kind)
+			}
+			return kinds
+		}
+		if err := end(got.FencingToken + 1); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("fenced end = %v, want ErrFenced", err)
+		}
+		if mm, _ := s.GetMission(ctx, "m"); mm.Status != "queued" || len(events()) != 1 {
+			t.Fatalf("a fenced end wrote: mission %s, events %v", mm.Status, events())
+		}
+		if err := end(got.FencingToken); err != nil {
+			t.Fatal(err)
+		}
+		rr, _ := s.GetRun(ctx, "r")
+		mm, _ := s.GetMission(ctx, "m")
+		if rr.Status != "done" || rr.LeaseOwner != "" || mm.Status != "done" || string(mm.Result) != `{"ok":true}` || fmt.Sprint(events()) != "[mission.created run.completed]" {
+			t.Fatalf("after end: run %s %q, mission %s %s, events %v", rr.Status, rr.LeaseOwner, mm.Status, mm.Result, events())
+		}
+	})
+}
+
+// ClaimStart claims, sets the mission running and records run.claimed in
+// the kernel's canonical form, in one atomic write.
+func TestClaimStart(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "a", 1)
+		if err := s.InsertStep(ctx, store.Step{RunID: "a", Seq: 0, Kind: "k", Name: "n", Effect: "pure", Status: "completed", Request: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		worker := `w"<&>\é`
+		r, steps, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: worker, Now: 7, LeaseUntil: 70})
+		if err != nil || r.ID != "a" || r.LeaseOwner != worker || r.StartedAt != 7 || len(steps) != 1 {
+			t.Fatalf("claim start = %+v %d steps %v", r, len(steps), err)
+		}
+		if m, _ := s.GetMission(ctx, "m-a"); m.Status != "running" {
+			t.Fatalf("mission status %s, want running", m.Status)
+		}
+		es, err := s.ListEvents(ctx, store.ListEventsParams{MissionID: "m-a", Limit: 10})
+		if err != nil || len(es) != 1 {
+			t.Fatalf("events = %+v %v", es, err)
+		}
+		if want := `{"replaySteps":1,"runId":"a","worker":"w\"<&>\\é"}`; es[0].Kind != "run.claimed" || string(es[0].Payload) != want {
+			t.Fatalf("event %s %s, want run.claimed %s", es[0].Kind, es[0].Payload, want)
+		}
+		if _, _, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: "w", Now: 8, LeaseUntil: 80}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("second claim = %v, want ErrNotFound", err)
+		}
+	})
+}

@@ -48,6 +48,18 @@ type Store interface {
 	// database, a lost connection, a server restarting) after which the
 	// same operation may be retried.
 	IsTransient(err error) bool
+	// InsertMissionRun inserts a mission, its root run and an event
+	// atomically (PostgreSQL: one statement, one round trip).
+	InsertMissionRun(ctx context.Context, m Mission, r Run, e Event) error
+	// EndRun moves a fenced run to its final state, mirrors it on its
+	// mission when mission.ID is set, and inserts e, atomically
+	// (PostgreSQL: one statement). ErrFenced when the fence fails.
+	EndRun(ctx context.Context, p SetRunStateParams, mission UpdateMissionStatusParams, e Event) error
+	// ClaimStart claims like ClaimRun and, atomically with the claim, sets
+	// a root run's mission running and inserts run.claimed
+	// ({"replaySteps":n,"runId":id,"worker":workerId}); PostgreSQL: one
+	// statement. It returns the run and its journal.
+	ClaimStart(ctx context.Context, p ClaimRunParams) (Run, []Step, error)
 	// Ping checks the connection.
 	Ping(ctx context.Context) error
 	// Close releases the database.
@@ -84,7 +96,8 @@ type Queries interface {
 	// DescendantRunIDs returns id and the ids of every run below it.
 	DescendantRunIDs(ctx context.Context, id string) ([]string, error)
 	// ClaimRun takes the oldest runnable run and leases it to the worker,
-	// incrementing its fencing token. It returns ErrNotFound when none is
+	// incrementing its fencing token and recording its first start
+	// (started_at) if it has none. It returns ErrNotFound when none is
 	// runnable.
 	ClaimRun(ctx context.Context, p ClaimRunParams) (Run, error)
 	// ListLeasedRuns returns the running runs whose lease has not expired
@@ -101,6 +114,11 @@ type Queries interface {
 	// holds the run row until commit, so no claim can take the run
 	// between the check and the commit.
 	FenceRun(ctx context.Context, f Fence, now, leaseUntil int64) (cancelRequested bool, err error)
+	// RenewLeases extends to p.LeaseUntil, in one statement, every lease
+	// in p.Held that p.Owner still holds under the same fencing token, and
+	// returns those it extended with their cancel flags. A lease missing
+	// from the answer is lost (taken over, or the run left running).
+	RenewLeases(ctx context.Context, p RenewLeasesParams) ([]RenewedLease, error)
 	// SetRunState moves a fenced run to a new status and clears its lease.
 	SetRunState(ctx context.Context, p SetRunStateParams) error
 	AddRunUsage(ctx context.Context, p AddUsageParams) error

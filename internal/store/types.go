@@ -116,6 +116,27 @@ type Fence struct {
 	Token int64
 }
 
+// RenewLeasesParams are a worker's leases to extend in one heartbeat.
+type RenewLeasesParams struct {
+	Owner      string
+	Held       []LeaseRef
+	LeaseUntil int64
+}
+
+// LeaseRef is a lease a worker believes it holds: a run and the fencing
+// token it was claimed under.
+type LeaseRef struct {
+	RunID string
+	Token int64
+}
+
+// RenewedLease is a lease RenewLeases extended, with the run's cancel flag.
+type RenewedLease struct {
+	RunID           string
+	Token           int64
+	CancelRequested bool
+}
+
 // SetRunStateParams moves a fenced run to Status, clearing the lease.
 type SetRunStateParams struct {
 	Fence   Fence

@@ -78,7 +78,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 todo AS MATERIALIZED (SELECT id, nextval('event_pos_seq') AS p FROM
   (SELECT id FROM events WHERE pos IS NULL AND (SELECT ok FROM lock) ORDER BY id LIMIT 10000) ordered)
 UPDATE events SET pos = todo.p FROM todo WHERE events.id = todo.id AND events.pos IS NULL`, eventLockKey),
-		Transient: transient,
+		WritableCTE: true,
+		HeldLeases:  `SELECT e->>0, (e->>1)::bigint FROM json_array_elements($3::json) e`,
+		Transient:   transient,
 	}
 	return &Store{DB: sqlstore.New(db, d), url: url}, nil
 }

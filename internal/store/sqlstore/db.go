@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -47,6 +48,14 @@ type Dialect struct {
 	// AfterEvent runs after an event insert (PostgreSQL: pg_notify, which
 	// is delivered at commit). Empty for SQLite.
 	AfterEvent string
+	// HeldLeases is a subquery yielding (run id, fencing token) rows from
+	// $3, a JSON array of [id, token] pairs: RenewLeases matches a worker's
+	// leases against it in one statement whatever their number.
+	HeldLeases string
+	// WritableCTE says that a statement's WITH clause may insert and
+	// update (PostgreSQL), so several writes go in one statement and one
+	// round trip.
+	WritableCTE bool
 	// Transient classifies passing errors.
 	Transient func(error) bool
 }
@@ -58,7 +67,14 @@ type DB struct {
 	SQL           *sql.DB
 	D             Dialect
 	stmts         *stmtCache
+	commits       atomic.Uint64 // transactions committed by Tx
 }
+
+// Commits returns how many transactions Tx has committed on this store
+// since it was opened (statements that autocommit outside Tx are not
+// counted). Tests and benchmarks read it to count a workload's commits,
+// each an fsync on SQLite at synchronous=FULL.
+func (db *DB) Commits() uint64 { return db.commits.Load() }
 
 // New wraps an open pool with the shared queries.
 func New(db *sql.DB, d Dialect) *DB {
@@ -217,6 +233,7 @@ func (db *DB) Tx(ctx context.Context, fn func(q store.Queries) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	db.commits.Add(1)
 	return nil
 }
 

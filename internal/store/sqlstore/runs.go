@@ -1,10 +1,13 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -113,7 +116,8 @@ func runFilter(args []any, logics []string, missionID string) ([]any, string) {
 func (q *queries) ClaimRun(ctx context.Context, p store.ClaimRunParams) (store.Run, error) {
 	args, filter := runFilter([]any{p.WorkerID, p.Now, p.LeaseUntil, p.Holder.Host, p.Holder.PID, p.Holder.Proc}, p.Logics, p.MissionID)
 	query := `UPDATE runs SET status = 'running', lease_owner = $1, lease_expires_at = $3, fencing_token = fencing_token + 1,
- wake_at = 0, updated_at = $2, lease_host = $4, lease_pid = $5, lease_proc = $6
+ wake_at = 0, updated_at = $2, lease_host = $4, lease_pid = $5, lease_proc = $6,
+ started_at = CASE WHEN started_at = 0 THEN $2 ELSE started_at END
 WHERE id = (SELECT id FROM runs
   WHERE ((status = 'queued' AND wake_at <= $2) OR (status = 'running' AND lease_expires_at < $2))` + filter + `
   ORDER BY created_at, id LIMIT 1 ` + q.d.SkipLocked + `)
@@ -123,6 +127,67 @@ RETURNING ` + runCols
 		return r, notFound(err, "claim run")
 	}
 	return r, nil
+}
+
+// ClaimStart claims like ClaimRun and, atomically with the claim, sets a
+// root run's mission running and inserts run.claimed with the payload
+// {"replaySteps":<steps journaled>,"runId":<id>,"worker":<p.WorkerID>}
+// (sorted keys, compact: the kernel's canonical form). On PostgreSQL that
+// is one statement (a writable CTE); elsewhere one transaction. It returns
+// the run, as RETURNING shows it, and its journal.
+func (db *DB) ClaimStart(ctx context.Context, p store.ClaimRunParams) (store.Run, []store.Step, error) {
+	var worker bytes.Buffer
+	enc := json.NewEncoder(&worker)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p.WorkerID); err != nil {
+		return store.Run{}, nil, fmt.Errorf("claim run: %w", err)
+	}
+	workerJSON := strings.TrimSuffix(worker.String(), "\n")
+	if !db.D.WritableCTE {
+		var run store.Run
+		var steps []store.Step
+		err := db.Tx(ctx, func(q store.Queries) error {
+			var err error
+			if run, err = q.ClaimRun(ctx, p); err != nil {
+				return err
+			}
+			if steps, err = q.ListSteps(ctx, run.ID, -1, 0); err != nil {
+				return err
+			}
+			if run.ParentRunID == "" {
+				if err := q.UpdateMissionStatus(ctx, store.UpdateMissionStatusParams{ID: run.MissionID, Status: "running", Now: p.Now}); err != nil {
+					return err
+				}
+			}
+			runID, _ := json.Marshal(run.ID)
+			payload := fmt.Sprintf(`{"replaySteps":%d,"runId":%s,"worker":%s}`, len(steps), runID, workerJSON)
+			_, err = q.InsertEvent(ctx, store.Event{MissionID: run.MissionID, RunID: run.ID, Kind: "run.claimed", Payload: []byte(payload), CreatedAt: p.Now})
+			return err
+		})
+		return run, steps, err
+	}
+	args, filter := runFilter([]any{p.WorkerID, p.Now, p.LeaseUntil, p.Holder.Host, p.Holder.PID, p.Holder.Proc}, p.Logics, p.MissionID)
+	args = append(args, workerJSON)
+	query := `WITH c AS (UPDATE runs SET status = 'running', lease_owner = $1, lease_expires_at = $3, fencing_token = fencing_token + 1,
+ wake_at = 0, updated_at = $2, lease_host = $4, lease_pid = $5, lease_proc = $6,
+ started_at = CASE WHEN started_at = 0 THEN $2 ELSE started_at END
+WHERE id = (SELECT id FROM runs
+  WHERE ((status = 'queued' AND wake_at <= $2) OR (status = 'running' AND lease_expires_at < $2))` + filter + `
+  ORDER BY created_at, id LIMIT 1 ` + db.D.SkipLocked + `)
+RETURNING ` + runCols + `),
+m AS (UPDATE missions SET status = 'running', ended_at = 0, updated_at = $2 WHERE id = (SELECT mission_id FROM c WHERE parent_run_id = '')),
+e AS (INSERT INTO events (mission_id, run_id, kind, payload, trust, created_at)
+  SELECT mission_id, id, 'run.claimed', '{"replaySteps":' || (SELECT count(*) FROM steps s WHERE s.run_id = c.id) || ',"runId":' || to_json(id)::text || ',"worker":' || $` + fmt.Sprint(len(args)) + ` || '}', 'system', $2 FROM c)
+SELECT ` + runCols + ` FROM c`
+	run, err := scanRun(db.Queries.(*queries).q.QueryRowContext(ctx, query, args...))
+	if err != nil {
+		return run, nil, notFound(err, "claim run")
+	}
+	steps, err := db.ListSteps(ctx, run.ID, -1, 0)
+	if err != nil {
+		return run, nil, fmt.Errorf("claim run: load journal: %w", err)
+	}
+	return run, steps, nil
 }
 
 func (q *queries) ListLeasedRuns(ctx context.Context, p store.ListLeasedRunsParams) ([]store.Run, error) {
@@ -182,6 +247,43 @@ RETURNING cancel_requested`, f.RunID, f.Owner, f.Token, now, leaseUntil).Scan(&c
 	return cancel != 0, nil
 }
 
+func (q *queries) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]store.RenewedLease, error) {
+	if len(p.Held) == 0 {
+		return nil, nil
+	}
+	pairs := make([][2]any, len(p.Held))
+	for i, h := range p.Held {
+		pairs[i] = [2]any{h.RunID, h.Token}
+	}
+	held, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	// updated_at is left alone: the lease column is in no index, so on
+	// PostgreSQL a renewal is a HOT update.
+	rows, err := q.q.QueryContext(ctx, `UPDATE runs SET lease_expires_at = $2
+WHERE lease_owner = $1 AND status = 'running' AND (id, fencing_token) IN (`+q.d.HeldLeases+`)
+RETURNING id, fencing_token, cancel_requested`, p.Owner, p.LeaseUntil, string(held))
+	if err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	defer rows.Close()
+	out := make([]store.RenewedLease, 0, len(p.Held))
+	for rows.Next() {
+		var l store.RenewedLease
+		var cancel int
+		if err := rows.Scan(&l.RunID, &l.Token, &cancel); err != nil {
+			return nil, fmt.Errorf("renew leases: %w", err)
+		}
+		l.CancelRequested = cancel != 0
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	return out, nil
+}
+
 func (q *queries) SetRunState(ctx context.Context, p store.SetRunStateParams) error {
 	res, err := q.q.ExecContext(ctx, `UPDATE runs SET status = $4, wake_at = $5, result = COALESCE($6, result), error = $7,
  ended_at = $8, updated_at = $9, lease_owner = '', lease_expires_at = 0
@@ -192,6 +294,45 @@ WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running'
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("set run state %s: %w", p.Fence.RunID, store.ErrFenced)
+	}
+	return nil
+}
+
+// EndRun moves a fenced run to its final state, mirrors it on its
+// mission when mission.ID is set, and inserts e, atomically: on PostgreSQL
+// in one statement (one round trip), elsewhere in one transaction. It
+// returns ErrFenced, writing nothing, when p.Fence no longer holds the run.
+func (db *DB) EndRun(ctx context.Context, p store.SetRunStateParams, mission store.UpdateMissionStatusParams, e store.Event) error {
+	if !db.D.WritableCTE {
+		return db.Tx(ctx, func(q store.Queries) error {
+			if err := q.SetRunState(ctx, p); err != nil {
+				return err
+			}
+			if mission.ID != "" {
+				if err := q.UpdateMissionStatus(ctx, mission); err != nil {
+					return err
+				}
+			}
+			_, err := q.InsertEvent(ctx, e)
+			return err
+		})
+	}
+	var n int
+	err := db.Queries.(*queries).q.QueryRowContext(ctx, `WITH r AS (UPDATE runs SET status = $4, wake_at = $5, result = COALESCE($6, result), error = $7,
+ ended_at = $8, updated_at = $9, lease_owner = '', lease_expires_at = 0
+ WHERE id = $1 AND lease_owner = $2 AND fencing_token = $3 AND status = 'running' RETURNING id),
+m AS (UPDATE missions SET status = $11, result = COALESCE($12, result), ended_at = $13, updated_at = $14
+ WHERE id = $10 AND EXISTS (SELECT 1 FROM r)),
+e AS (INSERT INTO events (mission_id, run_id, kind, payload, trust, created_at) SELECT $15, $16, $17, $18, 'system', $19 FROM r)
+SELECT count(*) FROM r`,
+		p.Fence.RunID, p.Fence.Owner, p.Fence.Token, p.Status, p.WakeAt, nullJSON(p.Result), p.Error, p.EndedAt, p.Now,
+		mission.ID, mission.Status, nullJSON(mission.Result), mission.EndedAt, mission.Now,
+		e.MissionID, e.RunID, e.Kind, string(e.Payload), e.CreatedAt).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("end run: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("end run %s: %w", p.Fence.RunID, store.ErrFenced)
 	}
 	return nil
 }

@@ -1,0 +1,133 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/aos-run/aos/internal/engine"
+	"github.com/aos-run/aos/internal/kernel"
+	"github.com/aos-run/aos/internal/store/storetest"
+)
+
+// Issue 17: a turn commits at most three times (model intent, tool intent,
+// tool result); the other records of a turn (owner messages, the model's
+// result, the policy rules, the policy.decision event, a read's result)
+// ride on the next of those commits.
+
+// commitCounter is the store's count of committed transactions.
+type commitCounter interface{ Commits() uint64 }
+
+// writeTurns is a mission of n turns of one write_file each (an
+// idempotent write with a probe: intent and result both commit), then
+// finish.
+func writeTurns(n int) string {
+	var sb strings.Builder
+	sb.WriteString("name: test\nturns:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  - tool_calls:\n      - {name: write_file, input: {path: w%d.txt, content: \"turn %d\\n\"}}\n", i, i)
+	}
+	sb.WriteString("  - tool_calls:\n      - {name: finish, input: {status: partial, summary: done, evidence: [], openQuestions: []}}\n")
+	return sb.String()
+}
+
+func TestAtMostThreeCommitsPerTurn(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		commits := func(turns int) uint64 {
+			e := newEnv(t, storetest.New(t, db.Driver), writeTurns(turns))
+			cc, ok := e.db.Store.(commitCounter)
+			if !ok {
+				t.Fatalf("store %T does not count commits", e.db.Store)
+			}
+			e.start()
+			before := cc.Commits()
+			rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
+			if r := e.wait(rid, kernel.StatusPartial, kernel.StatusFailed, kernel.StatusBlocked, kernel.StatusWaiting); r.Status != kernel.StatusPartial || r.Turns != turns+1 {
+				e.dumpSteps(rid)
+				t.Fatalf("run %s after %d turns: %s %s", r.Status, r.Turns, r.Error, r.Result)
+			}
+			return cc.Commits() - before
+		}
+		// What a mission costs besides its turns cancels out.
+		short, long := commits(2), commits(12)
+		perTurn := float64(long-short) / 10
+		t.Logf("%s: %d commits for 3 turns, %d for 13: %.1f per write turn", db.Driver, short, long, perTurn)
+		if perTurn > 3 {
+			t.Fatalf("%.1f commits per turn, want ≤ 3", perTurn)
+		}
+	})
+}
+
+const deferredScript = `name: test
+turns:
+  - tool_calls:
+      - {name: shell, input: {command: "echo t1 >> log.txt; echo one"}}
+  - expect: [{last_tool_result_contains: "one"}]
+    tool_calls:
+      - {name: read_file, input: {path: log.txt}}
+  - expect: [{last_tool_result_contains: "t1"}]
+    tool_calls:
+      - {name: shell, input: {command: "echo t2 >> log.txt; echo two"}}
+  - expect: [{last_tool_result_contains: "two"}]
+    tool_calls:
+      - {name: finish, input: {status: partial, summary: "done", evidence: [], openQuestions: []}}
+`
+
+// TestCrashWhereACommitWasRemoved kills the worker right after each record
+// that no longer commits on its own (it waits for the run's next
+// transaction), resumes in a new process, and checks that the mission ends
+// as an uninterrupted one: each shell command ran exactly once, no owner
+// was asked, the model saw the same conversation.
+func TestCrashWhereACommitWasRemoved(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		for _, at := range []string{
+			"owner_messages:owner_messages:2", // turn 2's steering read
+			"model_call:model:2",              // turn 2's model result
+			"policy:policy_rules:3",           // turn 3's rules, before its shell
+			"emit:policy.decision:3",          // turn 3's decision to run the shell
+			"tool_call:read_file:1",           // a read's result
+			"model_call:model:3",              // the result whose decision is the shell
+		} {
+			t.Run(strings.ReplaceAll(at, ":", "_"), func(t *testing.T) {
+				e := newEnv(t, storetest.New(t, db.Driver), deferredScript)
+				rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
+				err := e.runChild(t, rid, "AOS_TEST_KILL_RECORD="+at)
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+					t.Fatalf("child was not killed at %s: %v", at, err)
+				}
+				if err := e.runChild(t, rid); err != nil {
+					t.Fatalf("resuming child: %v", err)
+				}
+				r := e.wait(rid, kernel.StatusPartial, kernel.StatusFailed, kernel.StatusBlocked, kernel.StatusWaiting)
+				if r.Status != kernel.StatusPartial {
+					e.dumpSteps(rid)
+					t.Fatalf("status %s (a question means an effect's record was lost): %s %s", r.Status, r.Error, r.Result)
+				}
+				if b, _ := os.ReadFile(filepath.Join(e.branchTree(rid), "log.txt")); string(b) != "t1\nt2\n" {
+					t.Errorf("log.txt = %q, want each command's line once", b)
+				}
+				reqs := e.srv.Requests()
+				last := string(reqs[len(reqs)-1].Body)
+				if n := strings.Count(last, `"type":"tool_result"`); n != 3 {
+					t.Errorf("final request has %d tool results, want 3", n)
+				}
+				steps, err := e.db.Store.ListSteps(context.Background(), rid, -1, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, s := range steps {
+					if s.Seq != i || s.Status != "completed" {
+						t.Errorf("step %d: seq %d %s %s/%s, want a gapless completed journal", i, s.Seq, s.Status, s.Kind, s.Name)
+					}
+				}
+			})
+		}
+	})
+}

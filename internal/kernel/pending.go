@@ -1,0 +1,149 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aos-run/aos/internal/store"
+)
+
+// Deferred records: the results of steps that may run again after a crash
+// (pure, read, model_call and idempotent_write steps without a probe) and
+// the internal steps (now, uuid, emit, owner_messages) are not committed on
+// their own. They wait in the run's pending list and are written, in seq
+// order and before anything else, by the run's next transaction: an intent,
+// a non_idempotent result, a wait, a sleep, the run's end or its release.
+//
+// The journal is therefore always a prefix of what the run did (a record
+// commits only with, or after, every record before it), so replay after a
+// crash re-executes only the unrecorded tail, and that tail holds only
+// steps whose re-execution is harmless. The invariants of seed §2 hold: an
+// effect's intent commits before the effect runs, and that commit carries
+// every result the decision to run it was based on; a non_idempotent
+// result commits at once. A lost lease drops the pending records: the new
+// holder re-executes those steps.
+
+// pendingRecord is one deferred write.
+type pendingRecord struct {
+	seq    int
+	status string // the step's status once written: completed or failed
+	usd    float64
+	write  func(ctx context.Context, q store.Queries) error
+}
+
+// deferRecord appends a write to the pending list (with
+// Options.CommitEveryStep, it commits it at once).
+func (rc *runCtx) deferRecord(p pendingRecord) error {
+	rc.mu.Lock()
+	rc.pending = append(rc.pending, p)
+	rc.mu.Unlock()
+	if rc.k.opts.CommitEveryStep {
+		return rc.flush(rc.ctx)
+	}
+	return nil
+}
+
+// afterRecord calls the AfterRecord hook.
+func (rc *runCtx) afterRecord(seq int, kind, name string) {
+	if h := rc.k.opts.Hooks; h != nil && h.AfterRecord != nil {
+		h.AfterRecord(rc.run.ID, seq, kind, name)
+	}
+}
+
+// hasPending reports whether records wait for the run's next transaction.
+func (rc *runCtx) hasPending() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.pending) > 0
+}
+
+// pendingUSD is the spend recorded by pending records, not yet in the
+// database's daily total.
+func (rc *runCtx) pendingUSD() float64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var usd float64
+	for _, p := range rc.pending {
+		usd += p.usd
+	}
+	return usd
+}
+
+// tx runs fn in a transaction that first writes the pending records, after
+// a fencing check. It retries passing faults like Kernel.tx.
+func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error {
+	// One transaction of the run at a time, so that two never write the
+	// same pending records (steps started by Go commit concurrently).
+	rc.txMu.Lock()
+	defer rc.txMu.Unlock()
+	rc.mu.Lock()
+	pend := append([]pendingRecord(nil), rc.pending...)
+	rc.mu.Unlock()
+	if len(pend) == 0 {
+		return rc.k.tx(ctx, fn)
+	}
+	err := rc.k.tx(ctx, func(q store.Queries) error {
+		if _, err := q.FenceRun(ctx, rc.fence, rc.k.now(), 0); err != nil {
+			return err
+		}
+		for _, p := range pend {
+			if err := p.write(ctx, q); err != nil {
+				return err
+			}
+		}
+		return fn(q)
+	})
+	if errors.Is(err, store.ErrConflict) && rc.landed(ctx, pend) {
+		// A retried commit whose first attempt landed: the pending
+		// records are written. fn runs alone and meets its own record.
+		rc.dropPending(pend)
+		rc.k.ring()
+		return rc.k.tx(ctx, fn)
+	}
+	if err != nil {
+		return err
+	}
+	rc.dropPending(pend)
+	return nil
+}
+
+// flush writes the pending records in a transaction of their own.
+func (rc *runCtx) flush(ctx context.Context) error {
+	rc.mu.Lock()
+	n := len(rc.pending)
+	rc.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	err := rc.tx(ctx, func(store.Queries) error { return nil })
+	if err != nil {
+		return err
+	}
+	rc.k.ring()
+	return nil
+}
+
+// landed reports whether pend was written by an earlier attempt: they
+// commit together, so the last one's row says.
+func (rc *runCtx) landed(ctx context.Context, pend []pendingRecord) bool {
+	last := pend[len(pend)-1]
+	s, err := rc.k.st.GetStep(ctx, rc.run.ID, last.seq)
+	return err == nil && s.Status == last.status
+}
+
+// dropPending removes written records from the pending list; records
+// deferred meanwhile (by concurrent steps) stay.
+func (rc *runCtx) dropPending(written []pendingRecord) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.pending = rc.pending[len(written):]
+	if len(rc.pending) == 0 {
+		rc.pending = nil
+	}
+}
+
+// deferrable reports whether a step's result may wait for the run's next
+// commit: its step may run again after a crash, and no probe decides it.
+func deferrable(spec StepSpec) bool {
+	return spec.Effect != EffectNonIdempotent && spec.Reconcile == nil
+}
