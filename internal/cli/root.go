@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/config"
+	"github.com/aos-run/aos/internal/sandbox"
 )
 
 // NewRootCmd returns the aos command tree.
@@ -81,6 +82,10 @@ func Execute(version string) int {
 	if len(os.Args) > 1 && os.Args[1] == backend.ForwarderArg {
 		// The in-sandbox half of an external engine's model proxy.
 		return backend.ForwarderMain(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		// The warm sandbox's init, inside bwrap (docs/SANDBOX.md).
+		return sandbox.InitMain(os.Args[2:])
 	}
 	return int(execute(context.Background(), NewRootCmd(version), os.Stderr))
 }
