@@ -54,6 +54,13 @@ func InitMain([]string) int {
 		fmt.Fprintln(os.Stderr, "aos-init: close-on-exec:", err)
 		return 125
 	}
+	// sweep's kill(-1) is safe only in the sandbox's own PID namespace,
+	// where the init is pid 2 under bwrap's pid 1. Anywhere else it
+	// would signal every process of the user: refuse to start.
+	if os.Getpid() != 2 || os.Getppid() != 1 {
+		fmt.Fprintf(os.Stderr, "aos-init: not in a sandbox's own PID namespace (pid %d, parent %d)\n", os.Getpid(), os.Getppid())
+		return 125
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "aos-init: subreaper:", err)
 		return 125
