@@ -121,7 +121,9 @@ func TestWarmTimeoutCancelAndOutputCapEndTheBox(t *testing.T) {
 			func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
 			func(o sandbox.Outcome) bool { return o.TimedOut }},
 		{"cancel", sandbox.Spec{Command: "sleep " + marker},
-			func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 300*time.Millisecond) },
+			func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 300*time.Millisecond)
+			},
 			func(o sandbox.Outcome) bool { return o.Cancelled && o.Signal == "SIGTERM" }},
 		{"output cap", sandbox.Spec{Command: "setsid sleep " + marker + " & yes"},
 			func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
