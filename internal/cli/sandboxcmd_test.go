@@ -18,6 +18,9 @@ func init() {
 	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "probe-child" {
 		os.Exit(sandbox.ProbeChildMain(os.Args[3:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg { // the warm sandbox's init
+		os.Exit(sandbox.InitMain(os.Args[2:]))
+	}
 }
 
 func runSandboxCmd(t *testing.T, args ...string) (out string, code int, err error) {
