@@ -62,6 +62,28 @@ func BenchmarkExec(b *testing.B) {
 			}
 		})
 	}
+	// The warm sandbox (what the shell tool uses): one bwrap for the run,
+	// one init, each command started by it.
+	for _, c := range []struct {
+		name string
+		spec sandbox.Spec
+	}{
+		{"warm_argv_true", sandbox.Spec{Argv: []string{trueBin}}},
+		{"warm_shell_true", sandbox.Spec{Command: "true"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			w := st.sb.NewWarm()
+			defer w.Close()
+			c.spec.Workspace = st.ws
+			c.spec.TmpDir, c.spec.Home = st.tmp, st.home
+			for b.Loop() {
+				out, err := w.Run(context.Background(), c.spec)
+				if err != nil || out.ExitCode != 0 {
+					b.Fatalf("%v %+v", err, out)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkProbe measures the canary probe, run at worker start and by
