@@ -80,7 +80,16 @@ func TestWarmSandboxLivesWithTheRunLogic(t *testing.T) {
 					waitUntil(t, 30*time.Second, "the box to stay up while the model stalls", func() bool {
 						return len(shellResults(t, e, rid)) == 2 && len(sandboxProcs(e.dir)) > 0
 					})
+					// bwrap, its pid 1 and the init, by host pid.
+					var tree []string
+					for _, p := range sandboxProcs(e.dir) {
+						tree = append(tree, descendants(p)...)
+					}
+					if !hasInit(tree) {
+						t.Fatalf("no init under the box's bwrap: %v", tree)
+					}
 					stop()
+					waitUntil(t, 10*time.Second, "bwrap, its pid 1 and the init to be gone", func() bool { return len(alive(tree)) == 0 })
 				}},
 		} {
 			t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
@@ -124,4 +133,42 @@ func boxOf(result string) string {
 		return rest[:j+1]
 	}
 	return ""
+}
+
+// descendants returns pid and every process below it, by host pid.
+func descendants(pid string) []string {
+	out := []string{pid}
+	tasks, _ := os.ReadDir(filepath.Join("/proc", pid, "task"))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(filepath.Join("/proc", pid, "task", t.Name(), "children"))
+		for _, c := range strings.Fields(string(b)) {
+			out = append(out, descendants(c)...)
+		}
+	}
+	return out
+}
+
+func hasInit(pids []string) bool {
+	for _, p := range pids {
+		b, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
+		if strings.Contains(string(b), "__sandbox-init") {
+			return true
+		}
+	}
+	return false
+}
+
+// alive returns the pids that still run (zombies excluded).
+func alive(pids []string) []string {
+	var out []string
+	for _, p := range pids {
+		st, err := os.ReadFile(filepath.Join("/proc", p, "stat"))
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(st), ')'); i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
+			out = append(out, p)
+		}
+	}
+	return out
 }
