@@ -65,7 +65,7 @@ func InitMain([]string) int {
 		fmt.Fprintln(os.Stderr, "aos-init: subreaper:", err)
 		return 125
 	}
-	in := &initProc{ctl: initCtlFD}
+	in := &initProc{ctl: initCtlFD, pidfd: -1}
 	if err := in.send(initMsg{Op: "ready"}); err != nil {
 		fmt.Fprintln(os.Stderr, "aos-init: ready:", err)
 		return 125
@@ -76,9 +76,10 @@ func InitMain([]string) int {
 }
 
 type initProc struct {
-	ctl int
-	mu  sync.Mutex // guards pid
-	pid int        // the running command's pid (its process group), 0 if none
+	ctl   int
+	mu    sync.Mutex // guards pid
+	pid   int        // the running command's pid (its process group), 0 if none
+	pidfd int        // the running command's pidfd, polled by serve; -1 if none
 }
 
 func (in *initProc) send(m initMsg) error {
@@ -89,11 +90,31 @@ func (in *initProc) send(m initMsg) error {
 	return unix.Sendmsg(in.ctl, b, nil, nil, unix.MSG_NOSIGNAL)
 }
 
-// serve reads requests until the channel closes.
+// serve reads requests until the channel closes. It waits in one thread
+// for a request or the running command's exit (its pidfd), so that each
+// costs one wakeup.
 func (in *initProc) serve() {
 	buf := make([]byte, maxInitMsg)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
+		pfds := []unix.PollFd{{Fd: int32(in.ctl), Events: unix.POLLIN}}
+		if in.pidfd >= 0 {
+			pfds = append(pfds, unix.PollFd{Fd: int32(in.pidfd), Events: unix.POLLIN})
+		}
+		if _, err := unix.Poll(pfds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return
+		}
+		if len(pfds) > 1 && pfds[1].Revents != 0 {
+			_ = unix.Close(in.pidfd)
+			in.pidfd = -1
+			in.reap()
+		}
+		if pfds[0].Revents == 0 {
+			continue
+		}
 		n, oobn, _, _, err := unix.Recvmsg(in.ctl, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
 			continue
@@ -173,24 +194,35 @@ func (in *initProc) run(m initMsg, out int) {
 	in.mu.Lock()
 	in.pid = pid
 	in.mu.Unlock()
-	go func() {
-		var ws unix.WaitStatus
-		for {
-			_, err := unix.Wait4(pid, &ws, 0, nil)
-			if !errors.Is(err, unix.EINTR) {
-				break
-			}
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		in.pidfd = fd // serve polls it
+		return
+	}
+	go in.reap() // kernels before 5.3: wait in a thread of its own
+}
+
+// reap waits for the running command, kills and reaps what it left, and
+// reports its exit code.
+func (in *initProc) reap() {
+	in.mu.Lock()
+	pid := in.pid
+	in.mu.Unlock()
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
 		}
-		code := ws.ExitStatus()
-		if ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-		sweep()
-		in.mu.Lock()
-		in.pid = 0
-		in.mu.Unlock()
-		_ = in.send(initMsg{Op: "exit", Code: code})
-	}()
+	}
+	code := ws.ExitStatus()
+	if ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	sweep()
+	in.mu.Lock()
+	in.pid = 0
+	in.mu.Unlock()
+	_ = in.send(initMsg{Op: "exit", Code: code})
 }
 
 // sweep kills every other process of the sandbox's PID namespace (kill(-1)
