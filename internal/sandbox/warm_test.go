@@ -214,3 +214,36 @@ func TestWarmRunsCannotSeeEachOther(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestWarmFallsBackToTheColdPath: a spec that cannot share the box runs
+// cold (no box started, the command still confined and run), and a spec
+// with other mounts replaces the box.
+func TestWarmFallsBackToTheColdPath(t *testing.T) {
+	st := newSetup(t)
+	other := realTemp(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(); _ = w.Close() })
+	cases := []struct {
+		name   string
+		spec   func() sandbox.Spec
+		starts int
+	}{
+		{"extra files", func() sandbox.Spec { s := st.warmSpec("echo ok"); s.ExtraFiles = []*os.File{w}; return s }, 0},
+		{"no run dirs", func() sandbox.Spec { s := st.warmSpec("echo ok"); s.TmpDir, s.Home = "", ""; return s }, 0},
+		{"warm", func() sandbox.Spec { return st.warmSpec("echo ok") }, 1},
+		{"another workspace", func() sandbox.Spec { s := st.warmSpec("echo ok"); s.Workspace = other; return s }, 2},
+	}
+	wm := newWarm(t, st)
+	for _, c := range cases {
+		out, err := wm.Run(context.Background(), c.spec())
+		if err != nil || string(out.Output) != "ok\n" {
+			t.Errorf("%s: %v %q", c.name, err, out.Output)
+		}
+		if n := sandbox.WarmStarts(wm); n != c.starts {
+			t.Errorf("%s: %d boxes started, want %d", c.name, n, c.starts)
+		}
+	}
+}
