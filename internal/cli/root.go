@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aos-run/aos/internal/config"
+	"github.com/aos-run/aos/internal/sandbox"
 )
 
 // NewRootCmd returns the aos command tree over the process: its
@@ -85,7 +86,7 @@ unreachable, and 1 otherwise; see docs/CLI.md.`,
 		newUpCmd(version),
 		newSelfTestCmd(version),
 		NewDevCmd(),
-		NewSandboxCmd(),
+		NewSandboxCmd(version),
 		newRunCmd(version),
 		newEngineCmd(version),
 		newResumeCmd(version),
@@ -127,6 +128,10 @@ func Execute(version string) int {
 	if len(os.Args) > 1 && os.Args[1] == backend.ForwarderArg {
 		// The in-sandbox half of an external engine's model proxy.
 		return backend.ForwarderMain(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		// The warm sandbox's init, inside bwrap (docs/SANDBOX.md).
+		return sandbox.InitMain(os.Args[2:])
 	}
 	return int(execute(context.Background(), NewRootCmd(version), os.Stderr))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aos-run/aos/internal/config"
 	"github.com/aos-run/aos/internal/sandbox"
 )
 
@@ -19,19 +20,32 @@ import (
 // the canary probe and "sandbox exec" runs one command under exactly the
 // confinement the shell tool uses. Its hidden "probe-child" subcommand is
 // the probe's inside half and must stay registered for the probe to work.
-func NewSandboxCmd() *cobra.Command {
-	return newSandboxCmd(os.Exit)
+func NewSandboxCmd(version string) *cobra.Command {
+	return newSandboxCmd(os.Exit, version)
 }
 
 // sandboxFlags are the settings shared by check and exec.
 type sandboxFlags struct {
 	dataDir  string
 	denyRead []string
+	version  string // aos's, part of the probe cache's key
 }
 
 func (f *sandboxFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "aos data dir, hidden from commands (default $AOS_DATA_DIR)")
 	cmd.Flags().StringSliceVar(&f.denyRead, "deny-read", nil, "more absolute paths commands must not read (also $AOS_SANDBOX_EXTRA_DENY_READ, comma-separated)")
+}
+
+// probeCache is where the canary probe's passing verdict is kept: the
+// data dir (--data-dir, else aos's default data dir).
+func (f *sandboxFlags) probeCache(getenv func(string) string) sandbox.ProbeCache {
+	dir := f.dataDir
+	if dir == "" {
+		if c, err := config.FromEnv(getenv); err == nil {
+			dir = c.DataDir
+		}
+	}
+	return sandbox.ProbeCache{Path: sandbox.ProbeCachePath(dir), Version: f.version}
 }
 
 // config returns the sandbox configuration from getenv and the flags.
@@ -45,7 +59,7 @@ func (f *sandboxFlags) config(getenv func(string) string) sandbox.Config {
 	return c
 }
 
-func newSandboxCmd(exit func(int)) *cobra.Command {
+func newSandboxCmd(exit func(int), version string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Check and use the command sandbox (bubblewrap)",
@@ -53,12 +67,13 @@ func newSandboxCmd(exit func(int)) *cobra.Command {
 (docs/SANDBOX.md). "aos sandbox check" proves the confinement works on this
 machine; "aos sandbox exec" runs one command under it, for debugging.`,
 	}
-	cmd.AddCommand(newSandboxCheckCmd(), newSandboxExecCmd(exit), newSandboxProbeChildCmd(exit))
+	cmd.AddCommand(newSandboxCheckCmd(version), newSandboxExecCmd(exit, version), newSandboxProbeChildCmd(exit))
 	return cmd
 }
 
-func newSandboxCheckCmd() *cobra.Command {
-	var f sandboxFlags
+func newSandboxCheckCmd(version string) *cobra.Command {
+	f := sandboxFlags{version: version}
+	var fresh bool
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Run the canary probe and print each check",
@@ -70,7 +85,11 @@ func newSandboxCheckCmd() *cobra.Command {
 			}
 			ctx, stop := cmdContext(cmd)
 			defer stop()
-			r, perr := sb.Probe(ctx)
+			pc := f.probeCache(envFrom(cmd.Context()))
+			if fresh {
+				pc.Path = ""
+			}
+			r, cached, perr := sb.ProbeCached(ctx, pc)
 			out := cmd.OutOrStdout()
 			for _, c := range r.Checks {
 				mark := "PASS"
@@ -86,17 +105,22 @@ func newSandboxCheckCmd() *cobra.Command {
 				}
 				return perr
 			}
+			if cached {
+				fmt.Fprintf(out, "\nsandbox ok: %d checks passed (a verdict cached less than %s ago; --fresh runs the probe again)\n", len(r.Checks), sandbox.DefaultProbeCacheTTL)
+				return nil
+			}
 			fmt.Fprintf(out, "\nsandbox ok: %d checks passed in %s\n", len(r.Checks), r.Duration.Round(time.Millisecond))
 			return nil
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&fresh, "fresh", false, "run the probe even when a recent passing verdict is cached")
 	return cmd
 }
 
-func newSandboxExecCmd(exit func(int)) *cobra.Command {
+func newSandboxExecCmd(exit func(int), version string) *cobra.Command {
 	var (
-		f         sandboxFlags
+		f         = sandboxFlags{version: version}
 		network   string
 		workspace string
 		timeout   time.Duration
@@ -127,6 +151,10 @@ hidden, and with --network none (the default) there is no network.`,
 			}
 			ctx, stop := cmdContext(cmd)
 			defer stop()
+			// Admission: a recent passing verdict, or the probe now.
+			if _, _, err := sb.ProbeCached(ctx, f.probeCache(envFrom(cmd.Context()))); err != nil {
+				return err
+			}
 			out, err := sb.Run(ctx, sandbox.Spec{
 				Argv: args, Workspace: workspace, Network: sandbox.Network(network), Timeout: timeout,
 			})

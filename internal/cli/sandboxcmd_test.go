@@ -19,12 +19,15 @@ func init() {
 	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "probe-child" {
 		os.Exit(sandbox.ProbeChildMain(os.Args[3:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg { // the warm sandbox's init
+		os.Exit(sandbox.InitMain(os.Args[2:]))
+	}
 }
 
 func runSandboxCmd(t *testing.T, args ...string) (out string, code int, err error) {
 	t.Helper()
 	code = -1
-	cmd := newSandboxCmd(func(c int) { code = c })
+	cmd := newSandboxCmd(func(c int) { code = c }, "test")
 	var b bytes.Buffer
 	cmd.SetOut(&b)
 	cmd.SetErr(&b)
@@ -34,6 +37,7 @@ func runSandboxCmd(t *testing.T, args ...string) (out string, code int, err erro
 }
 
 func TestSandboxCheck(t *testing.T) {
+	t.Setenv("AOS_DATA_DIR", t.TempDir()) // the probe verdict's cache
 	out, _, err := runSandboxCmd(t, "check")
 	if err != nil {
 		t.Fatalf("check failed: %v\n%s", err, out)
@@ -41,6 +45,17 @@ func TestSandboxCheck(t *testing.T) {
 	for _, want := range []string{"PASS  write_outside_refused", "PASS  tcp_listener_untouched", "sandbox ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// A second check within the cache's lifetime uses the verdict;
+	// --fresh runs the probe again.
+	for _, c := range []struct {
+		args   []string
+		cached bool
+	}{{[]string{"check"}, true}, {[]string{"check", "--fresh"}, false}} {
+		out, _, err = runSandboxCmd(t, c.args...)
+		if err != nil || strings.Contains(out, "cached") != c.cached || !strings.Contains(out, "PASS  write_outside_refused") {
+			t.Errorf("%v: err %v, want cached %v:\n%s", c.args, err, c.cached, out)
 		}
 	}
 	// Fail closed: without bwrap, check fails and says how to fix it.
@@ -52,6 +67,7 @@ func TestSandboxCheck(t *testing.T) {
 }
 
 func TestSandboxExec(t *testing.T) {
+	t.Setenv("AOS_DATA_DIR", t.TempDir()) // the probe verdict's cache
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

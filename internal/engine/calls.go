@@ -413,7 +413,7 @@ func (l *loop) toolContext(idemKey string) *tool.Context {
 	}
 	tc := &tool.Context{RunID: l.rc.RunID(), MissionID: l.rc.MissionID(), Workspace: l.wt.Path, Network: sandbox.Network(l.in.network()),
 		DataDir: l.d.DataDir, IdemKey: idemKey, Artifacts: &artifacts{k: l.d.Kernel, runID: l.rc.RunID()}, FileState: fs,
-		Sandbox: l.d.Sandbox, ExtraDenyRead: l.d.ExtraDenyRead}
+		Sandbox: l.runner, ExtraDenyRead: l.d.ExtraDenyRead}
 	// The run's TMPDIR and HOME last across its commands (seed §4); if
 	// they cannot be made, each command gets fresh ones.
 	if l.runDirs == nil {

@@ -78,9 +78,23 @@ func AgentLogic(d Deps) kernel.Logic {
 		if err != nil {
 			return kernel.Result{Status: kernel.StatusBlocked, Summary: "model " + in.Model + ": " + err.Error()}, nil
 		}
-		l := &loop{d: d, rc: rc, in: in, a: a, fileState: map[string]string{}, model: in.Model, used: map[string]bool{in.Model: true}}
+		l := &loop{d: d, rc: rc, in: in, a: a, fileState: map[string]string{}, model: in.Model, used: map[string]bool{in.Model: true}, runner: d.Sandbox}
+		if ws, ok := d.Sandbox.(warmer); ok {
+			// One warm sandbox for this execution of the run's logic: it
+			// is torn down when the logic returns, whether the run ended,
+			// paused on a durable wait or its worker stopped.
+			w := ws.NewWarm()
+			defer w.Close()
+			l.runner = w
+		}
 		return l.run()
 	}
+}
+
+// warmer is a sandbox that can keep one warm sandbox per run
+// (*sandbox.Sandbox).
+type warmer interface {
+	NewWarm() *sandbox.Warm
 }
 
 // missingKeySummary is the summary of a mission blocked because the key of
@@ -132,6 +146,7 @@ type loop struct {
 	finalTurnDone bool
 	runDirs       *sandbox.RunPaths // the run's TMPDIR and HOME, made on first use
 	wt            *worktreeInfo     // the mission's worktree, once made
+	runner        tool.Runner       // runs shell commands: the run's warm sandbox, or Deps.Sandbox
 }
 
 func (l *loop) run() (kernel.Result, error) {

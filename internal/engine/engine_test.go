@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "probe-child" {
 		os.Exit(sandbox.ProbeChildMain(os.Args[3:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg { // the warm sandbox's init
+		os.Exit(sandbox.InitMain(os.Args[2:]))
+	}
 	if role := os.Getenv("AOS_TEST_CHILD"); role != "" {
 		os.Exit(runChild(role))
 	}

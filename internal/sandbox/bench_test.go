@@ -62,6 +62,45 @@ func BenchmarkExec(b *testing.B) {
 			}
 		})
 	}
+	// The warm sandbox's start and teardown, paid once per run: one bwrap
+	// and one init, then their end.
+	b.Run("warm_box_start", func(b *testing.B) {
+		spec := sandbox.Spec{Argv: []string{trueBin}, Workspace: st.ws, TmpDir: st.tmp, Home: st.home}
+		for b.Loop() {
+			w := st.sb.NewWarm()
+			if _, err := w.Run(context.Background(), spec); err != nil {
+				b.Fatal(err)
+			}
+			w.Close()
+		}
+	})
+	// The warm sandbox (what the shell tool uses): one bwrap for the run,
+	// one init, each command started by it.
+	for _, c := range []struct {
+		name string
+		spec sandbox.Spec
+	}{
+		{"warm_argv_true", sandbox.Spec{Argv: []string{trueBin}}},
+		{"warm_shell_true", sandbox.Spec{Command: "true"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			w := st.sb.NewWarm()
+			defer w.Close()
+			c.spec.Workspace = st.ws
+			c.spec.TmpDir, c.spec.Home = st.tmp, st.home
+			// The box starts once per run (warm_box_start measures it);
+			// start it before the timed loop.
+			if _, err := w.Run(context.Background(), c.spec); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				out, err := w.Run(context.Background(), c.spec)
+				if err != nil || out.ExitCode != 0 {
+					b.Fatalf("%v %+v", err, out)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkProbe measures the canary probe, run at worker start and by

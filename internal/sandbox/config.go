@@ -56,6 +56,9 @@ type Config struct {
 	// ProbeCommand runs the probe's inside half (ProbeChildMain). Empty
 	// means the current executable with "sandbox probe-child".
 	ProbeCommand []string
+	// InitCommand runs the warm sandbox's init (InitMain). Empty means
+	// the current executable with InitArg.
+	InitCommand []string
 	// OutputCap is the combined output cap in bytes (default 1 MiB).
 	OutputCap int
 	// KillGrace is the time between TERM and KILL (default 2 s).
@@ -149,12 +152,17 @@ func (c Config) resolve() (Config, error) {
 			c.StateDir = filepath.Join(os.TempDir(), fmt.Sprintf("aos-sandbox-%d", os.Getuid()))
 		}
 	}
-	if len(c.ProbeCommand) == 0 {
+	if len(c.ProbeCommand) == 0 || len(c.InitCommand) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
 			return c, fmt.Errorf("sandbox: find own executable for the probe: %w", err)
 		}
-		c.ProbeCommand = []string{exe, "sandbox", "probe-child"}
+		if len(c.ProbeCommand) == 0 {
+			c.ProbeCommand = []string{exe, "sandbox", "probe-child"}
+		}
+		if len(c.InitCommand) == 0 {
+			c.InitCommand = []string{exe, InitArg}
+		}
 	}
 	if c.envErr != nil {
 		return c, c.envErr

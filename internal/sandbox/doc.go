@@ -16,6 +16,11 @@
 // and dies with the aos process that started it. After each command the
 // run's disk use is checked against its quota (Outcome.DiskQuota).
 //
+// A Warm (Sandbox.NewWarm) runs one run's commands in one long-lived
+// sandbox set up from the same plan, started by an init inside it
+// (InitMain); ProbeCache keeps the probe's passing verdict for short-lived
+// commands.
+//
 // docs/SANDBOX.md describes the exact bwrap flags, the seccomp rules and
 // what is and is not promised.
 //

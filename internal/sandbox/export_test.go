@@ -6,3 +6,10 @@ func WithBeforeGo(c Config, f func(argv []string)) Config {
 	c.beforeGo = f
 	return c
 }
+
+// WarmStarts is how many sandboxes w has started.
+func WarmStarts(w *Warm) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.starts
+}

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "probe-child" {
 		os.Exit(sandbox.ProbeChildMain(os.Args[3:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg {
+		os.Exit(sandbox.InitMain(os.Args[2:]))
+	}
 	if len(os.Args) > 2 && os.Args[1] == "helper" {
 		os.Exit(helper(os.Args[2:]))
 	}

@@ -82,7 +82,10 @@ func (s *Sandbox) Probe(ctx context.Context) (Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.probeLocked(ctx)
-	s.admitted = err == nil
+	if err == nil {
+		r, err = s.probeWarmLocked(ctx, r)
+	}
+	s.admitted, s.warmAdmitted = err == nil, err == nil
 	s.openAdmitted = false
 	if err == nil && s.cfg.SlirpPath != "" && tunUsable() == nil {
 		// Where network open can work, prove its confinement too. A
@@ -163,10 +166,44 @@ func probeReport(out Outcome) ([]Check, bool) {
 }
 
 func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
+	return s.probeWith(ctx, s.run, "")
+}
+
+// probeWarmLocked runs the probe again with its child in a warm sandbox
+// (Warm), whose checks are appended to r as "warm_<name>": the shell
+// tool's commands run there, so its confinement must be proven too.
+func (s *Sandbox) probeWarmLocked(ctx context.Context, r Report) (Report, error) {
+	start := time.Now().Add(-r.Duration)
+	w := s.NewWarm()
+	defer w.Close()
+	run := func(ctx context.Context, spec Spec) (Outcome, error) {
+		// The program too, so that the warm path is taken even when aos
+		// lives in a hidden home.
+		spec.Expose = append(spec.Expose, s.cfg.ProbeCommand[0])
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		out, err := w.runLocked(ctx, spec)
+		if err == nil && w.starts != 1 {
+			return out, &SetupError{Message: "the warm probe did not run in a warm sandbox"}
+		}
+		return out, err
+	}
+	wr, err := s.probeWith(ctx, run, "warm_")
+	var ue *UnavailableError
+	if errors.As(err, &ue) && len(wr.Checks) == 0 {
+		return r, err
+	}
+	r.Checks = append(r.Checks, wr.Checks...)
+	return s.finish(r, start)
+}
+
+// probeWith runs the probe with run starting its child; prefix is put
+// before each check's name.
+func (s *Sandbox) probeWith(ctx context.Context, run func(context.Context, Spec) (Outcome, error), prefix string) (Report, error) {
 	start := time.Now()
 	var r Report
 	add := func(name string, ok bool, detail string) {
-		r.Checks = append(r.Checks, Check{Name: name, OK: ok, Detail: detail})
+		r.Checks = append(r.Checks, Check{Name: prefix + name, OK: ok, Detail: detail})
 	}
 	if s.cfg.BwrapPath == "" {
 		add("bwrap_present", false, "bwrap not found in PATH")
@@ -251,7 +288,7 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 		return r, fmt.Errorf("sandbox: probe args: %w", err)
 	}
 	argv := append(append([]string{}, s.cfg.ProbeCommand...), string(js))
-	out, err := s.run(ctx, Spec{
+	out, err := run(ctx, Spec{
 		Argv: argv, Workspace: a.Workspace, TmpDir: mine.TmpDir, Home: mine.Home, Network: NetworkNone, Timeout: 30 * time.Second,
 		ExtraDenyRead: []string{a.Protected, a.ProtectedFile},
 		Expose:        []string{root}, // the canaries, even when TMPDIR is inside the hidden home
@@ -270,7 +307,9 @@ func (s *Sandbox) probeLocked(ctx context.Context) (Report, error) {
 		add("probe_child_report", false, fmt.Sprintf("probe child (exit %d) printed no report: %s", out.ExitCode, lastLines(out.Output, 3)))
 		return s.finish(r, start)
 	}
-	r.Checks = append(r.Checks, inside...)
+	for _, c := range inside {
+		add(c.Name, c.OK, c.Detail)
+	}
 
 	// From outside: nothing changed, nothing connected.
 	after, err := snapshot(a.Canary)

@@ -85,9 +85,10 @@ type Outcome struct {
 type Sandbox struct {
 	cfg Config
 
-	mu           sync.Mutex // guards admitted, openAdmitted and the probe runs
+	mu           sync.Mutex // guards admitted, openAdmitted, warmAdmitted and the probe runs
 	admitted     bool
 	openAdmitted bool // the network-open probe passed too
+	warmAdmitted bool // the probe passed in a warm sandbox too
 }
 
 // New returns a Sandbox for cfg. It fails only for an invalid Config; a
@@ -123,15 +124,16 @@ func Shell() []string {
 // *SetupError when bwrap failed before starting the command. A command that
 // fails, times out or is cancelled is an Outcome, not an error.
 func (s *Sandbox) Run(ctx context.Context, spec Spec) (Outcome, error) {
-	if err := s.admit(ctx, spec.Network == NetworkOpen); err != nil {
+	if err := s.admit(ctx, spec.Network == NetworkOpen, false); err != nil {
 		return Outcome{}, err
 	}
 	return s.run(ctx, spec)
 }
 
 // admit runs the probe once per Sandbox and caches only a success; the
-// first network-open command also needs the network-open probe to pass.
-func (s *Sandbox) admit(ctx context.Context, open bool) error {
+// first network-open command also needs the network-open probe to pass,
+// and the first warm command the probe in a warm sandbox.
+func (s *Sandbox) admit(ctx context.Context, open, warm bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.admitted {
@@ -139,6 +141,12 @@ func (s *Sandbox) admit(ctx context.Context, open bool) error {
 			return err
 		}
 		s.admitted = true
+	}
+	if warm && !s.warmAdmitted {
+		if _, err := s.probeWarmLocked(ctx, Report{Checks: []Check{{Name: "cold_probe", OK: true}}}); err != nil {
+			return err
+		}
+		s.warmAdmitted = true
 	}
 	if open && !s.openAdmitted {
 		var r Report

@@ -12,6 +12,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "sandbox" && os.Args[2] == "probe-child" {
 		os.Exit(sandbox.ProbeChildMain(os.Args[3:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.InitArg { // the warm sandbox's init
+		os.Exit(sandbox.InitMain(os.Args[2:]))
+	}
 	if os.Getenv("AOS_TOOL_TEST_CHILD") == "write-loop" {
 		os.Exit(childWriteLoop(os.Getenv("AOS_TOOL_TEST_WS")))
 	}
