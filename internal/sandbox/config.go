@@ -15,7 +15,8 @@ type Network string
 
 // Network modes. NetworkNone gives the command its own empty network
 // namespace; NetworkOpen shares the host's network for outbound connections
-// while unix sockets and listening stay refused by seccomp.
+// while unix sockets and listening (unless Spec.Listen) stay refused by
+// seccomp.
 const (
 	NetworkNone Network = "none"
 	NetworkOpen Network = "open"

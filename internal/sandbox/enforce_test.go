@@ -427,3 +427,31 @@ func TestOpenNetworkFailsClosed(t *testing.T) {
 		t.Errorf("positive control: %+v", out)
 	}
 }
+
+// TestListenUnderOpen: with network open, seccomp refuses listen unless
+// Spec.Listen is set; with it, a connection from inside the sandbox to
+// its own 127.0.0.1 listener succeeds. Under network none listening is
+// always allowed.
+func TestListenUnderOpen(t *testing.T) {
+	t.Parallel()
+	if !openNetworkOK() {
+		t.Skip("network open unavailable (/dev/net/tun)")
+	}
+	st := newSetup(t)
+	const script = `use IO::Socket::INET; my $l = IO::Socket::INET->new(LocalAddr => "127.0.0.1:0", Listen => 1) or die "listen: $!\n";` +
+		` my $c = IO::Socket::INET->new(PeerAddr => "127.0.0.1:" . $l->sockport) or die "connect: $!\n"; $l->accept or die "accept: $!\n"; print "served\n";`
+	for _, c := range []struct {
+		network sandbox.Network
+		listen  bool
+		want    string
+	}{{sandbox.NetworkOpen, false, "listen: Operation not permitted"}, {sandbox.NetworkOpen, true, "served"}, {sandbox.NetworkNone, false, "served"}} {
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Argv: []string{"/usr/bin/perl", "-e", script}, Workspace: st.workspace,
+			TmpDir: st.run.TmpDir, Home: st.run.Home, Network: c.network, Listen: c.listen})
+		if err != nil {
+			t.Fatalf("%s listen=%v: %v", c.network, c.listen, err)
+		}
+		if got := strings.TrimSpace(string(out.Output)); got != c.want {
+			t.Errorf("%s listen=%v: output %q, want %q", c.network, c.listen, got, c.want)
+		}
+	}
+}

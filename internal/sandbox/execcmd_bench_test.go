@@ -78,7 +78,7 @@ func BenchmarkSandboxExecCommand(b *testing.B) {
 		}
 		defer func() { _ = devNull.Close() }()
 		for b.Loop() {
-			sec, err := filterFile(NetworkNone)
+			sec, err := filterFile(NetworkNone, false)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -138,8 +138,10 @@ func TestCancelBeforeGo(t *testing.T) {
 	}
 }
 
-// TestDescriptorsInside: Spec.ExtraFiles reach the command as 5, 6 and 7,
-// the lifeline's 8 and 9 never do, and a fourth extra file is refused.
+// TestDescriptorsInside: Spec.ExtraFiles reach the command as 5, 6 and 7
+// (5 and 6 with network open, whose block pipe bwrap closes before the
+// command), the lifeline's 8 and 9 never do, and a fourth extra file (a
+// third with network open) is refused.
 func TestDescriptorsInside(t *testing.T) {
 	t.Parallel()
 	st := newSetup(t)
@@ -156,12 +158,22 @@ func TestDescriptorsInside(t *testing.T) {
 		return fs
 	}
 	const list = `for fd in 3 4 5 6 7 8 9; do [ -e /proc/self/fd/$fd ] && printf '%s ' $fd; done; echo`
-	for _, c := range []struct {
-		name  string
-		extra int
-		want  string
-	}{{"no_extra_files", 0, ""}, {"three_extra_files", 3, "5 6 7"}} {
-		out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: list, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraFiles: pipes(c.extra)})
+	cases := []struct {
+		name    string
+		network sandbox.Network
+		extra   int
+		want    string
+	}{{"no_extra_files", sandbox.NetworkNone, 0, ""}, {"three_extra_files", sandbox.NetworkNone, 3, "5 6 7"}}
+	if openNetworkOK() {
+		cases = append(cases, struct {
+			name    string
+			network sandbox.Network
+			extra   int
+			want    string
+		}{"open_two_extra_files", sandbox.NetworkOpen, 2, "5 6"})
+	}
+	for _, c := range cases {
+		out, err := st.sb.Run(t.Context(), sandbox.Spec{Command: list, Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: c.network, ExtraFiles: pipes(c.extra)})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -169,9 +181,14 @@ func TestDescriptorsInside(t *testing.T) {
 			t.Errorf("%s: open descriptors %q, want %q", c.name, got, c.want)
 		}
 	}
-	_, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, ExtraFiles: pipes(4)})
-	var se *sandbox.SpecError
-	if !errors.As(err, &se) {
-		t.Errorf("four extra files: err %v, want *SpecError", err)
+	for _, c := range []struct {
+		network sandbox.Network
+		n       int
+	}{{sandbox.NetworkNone, 4}, {sandbox.NetworkOpen, 3}} {
+		_, err := st.sb.Run(t.Context(), sandbox.Spec{Command: "true", Workspace: st.workspace, TmpDir: st.run.TmpDir, Home: st.run.Home, Network: c.network, ExtraFiles: pipes(c.n)})
+		var se *sandbox.SpecError
+		if !errors.As(err, &se) {
+			t.Errorf("%s, %d extra files: err %v, want *SpecError", c.network, c.n, err)
+		}
 	}
 }

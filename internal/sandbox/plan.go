@@ -29,6 +29,7 @@ type plan struct {
 	argv                 []string
 	timeout              time.Duration
 	extraFiles           []*os.File
+	listen               bool // NetworkOpen: seccomp allows listen
 }
 
 // cover hides one protected path: an empty read-only tmpfs over a
@@ -43,16 +44,16 @@ type cover struct {
 var allowedEnv = map[string]bool{"PATH": true, "LANG": true, "TERM": true}
 
 func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
-	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, hide: spec.Hide, privateTmp: spec.PrivateTmp, maxData: spec.MaxData, extraFiles: spec.ExtraFiles}
+	p := plan{network: spec.Network, timeout: spec.Timeout, expose: spec.Expose, hide: spec.Hide, privateTmp: spec.PrivateTmp, maxData: spec.MaxData, extraFiles: spec.ExtraFiles, listen: spec.Listen}
 	if p.network == "" {
 		p.network = NetworkNone
 	}
 	if p.network != NetworkNone && p.network != NetworkOpen {
 		return p, nil, &SpecError{Field: "network", Reason: fmt.Sprintf("%q is not none or open", spec.Network)}
 	}
-	if p.network == NetworkOpen && len(p.extraFiles) > 0 {
-		// Descriptor 5 is the network's block pipe there.
-		return p, nil, &SpecError{Field: "extraFiles", Reason: "inherited files are supported with network none only"}
+	if p.network == NetworkOpen && len(p.extraFiles) > maxExtraFiles-1 {
+		// The network's block pipe follows them, below the lifeline's 8.
+		return p, nil, &SpecError{Field: "extraFiles", Reason: fmt.Sprintf("at most %d inherited files with network open (descriptors 5 and 6)", maxExtraFiles-1)}
 	}
 	if len(p.extraFiles) > maxExtraFiles {
 		// Descriptors 8 and 9 are the lifeline's (see lifeline.go).

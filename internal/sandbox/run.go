@@ -80,7 +80,7 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	if err := closeInheritedFDs(); err != nil {
 		return Outcome{}, err
 	}
-	sec, err := filterFile(p.network)
+	sec, err := filterFile(p.network, p.listen)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -112,25 +112,27 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	extra := []*os.File{sec, statusW} // ExtraFiles[i] becomes fd 3+i
-	var blockW *os.File
+	// ExtraFiles[i] becomes fd 3+i: the filter, the status pipe, the
+	// spec's files from 5 on, then the network-open block pipe.
+	extra := append([]*os.File{sec, statusW}, p.extraFiles...)
+	var blockR, blockW *os.File
 	if p.network == NetworkOpen {
 		if s.cfg.SlirpPath == "" {
 			_ = statusW.Close()
 			_ = outW.Close()
 			return Outcome{}, errNoSlirp()
 		}
-		blockR, w, err := os.Pipe()
+		r, w, err := os.Pipe()
 		if err != nil {
 			_ = statusW.Close()
 			_ = outW.Close()
 			return Outcome{}, fmt.Errorf("sandbox: block pipe: %w", err)
 		}
-		blockW = w
+		blockR, blockW = r, w
 		defer func() { _ = blockW.Close() }()
 		defer func() { _ = blockR.Close() }()
+		p.blockFD = 3 + len(extra)
 		extra = append(extra, blockR)
-		p.blockFD = 5
 	}
 	job, _ := newCgroupJob(s.cfg.CgroupRoot, s.cfg.Limits)
 	defer job.remove()
@@ -143,7 +145,7 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = []string{} // bwrap itself gets nothing of ours either
 	cmd.Stdout, cmd.Stderr = outW, outW
-	cmd.ExtraFiles = ll.childFiles(append(extra, p.extraFiles...))
+	cmd.ExtraFiles = ll.childFiles(extra)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	_ = outW.Close()
@@ -152,8 +154,8 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, &UnavailableError{Reason: fmt.Sprintf("start bwrap: %v", err), Fix: "check that bubblewrap is installed and executable"}
 	}
-	for _, f := range extra[2:] {
-		_ = f.Close() // the block pipe's read end now lives in bwrap only
+	if blockR != nil {
+		_ = blockR.Close() // the block pipe's read end now lives in bwrap only
 	}
 
 	pidCh := make(chan int, 1)

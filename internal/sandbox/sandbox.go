@@ -36,9 +36,18 @@ type Spec struct {
 	ExtraDenyRead []string
 	// ExtraFiles are open files the command inherits, as descriptors 5,
 	// 6 and 7 (3 and 4 are bwrap's, 8 and 9 the lifeline's): at most
-	// three, with network none only. For a channel the host opened on
-	// purpose, such as the external-engine proxy's control socket.
+	// three with network none, at most two with network open (whose block
+	// pipe takes the next descriptor). For a channel the host opened on
+	// purpose, such as the external-engine proxy's control socket. They
+	// reach bwrap only: slirp4netns is started with its own descriptors.
 	ExtraFiles []*os.File
+	// Listen lets a NetworkOpen command listen on sockets of its own
+	// network namespace, which seccomp otherwise refuses. No port is
+	// forwarded inward (slirp4netns gets no port forwards and no API
+	// socket), so only the sandbox's own processes can connect: the
+	// external-engine forwarder serves the model proxy on the sandbox's
+	// 127.0.0.1 this way. Under NetworkNone listening is always allowed.
+	Listen bool
 
 	// Expose are more absolute paths shown read-only inside the hidden
 	// directories (the owner's HOME, /root, /home, the run-dir base), for

@@ -38,9 +38,10 @@ const createBits = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
 //   - chmod-like calls and creating opens whose mode has setuid or setgid
 //     bits fail with EPERM; openat2 (whose mode seccomp cannot see) fails
 //     with ENOSYS, so libc falls back to openat;
-//   - under NetworkOpen, listen fails with EPERM: no inbound listeners;
+//   - under NetworkOpen, listen fails with EPERM unless listen is set
+//     (Spec.Listen): no inbound listeners;
 //   - everything else is allowed.
-func filter(n Network) []unix.SockFilter {
+func filter(n Network, listen bool) []unix.SockFilter {
 	var a asm
 	a.load(offArch)
 	a.jump(unix.BPF_JEQ, auditArch, "", "kill")
@@ -50,7 +51,7 @@ func filter(n Network) []unix.SockFilter {
 	}
 	denied := []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY}
-	if n == NetworkOpen {
+	if n == NetworkOpen && !listen {
 		denied = append(denied, unix.SYS_LISTEN)
 	}
 	for _, nr := range denied {
@@ -108,13 +109,13 @@ func encode(prog []unix.SockFilter) []byte {
 
 // filterFile returns a sealed memfd holding the encoded filter, positioned
 // at its start, for bwrap's --seccomp.
-func filterFile(n Network) (*os.File, error) {
+func filterFile(n Network, listen bool) (*os.File, error) {
 	fd, err := unix.MemfdCreate("aos-seccomp", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: memfd for seccomp filter: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "aos-seccomp")
-	if _, err := f.Write(encode(filter(n))); err != nil {
+	if _, err := f.Write(encode(filter(n, listen))); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("sandbox: write seccomp filter: %w", err)
 	}

@@ -9,6 +9,6 @@ import (
 
 // filterFile fails closed on architectures whose seccomp filter aos does
 // not generate yet.
-func filterFile(Network) (*os.File, error) {
+func filterFile(Network, bool) (*os.File, error) {
 	return nil, &UnavailableError{Reason: "no seccomp filter for " + runtime.GOARCH, Fix: "run aos on amd64 or arm64"}
 }

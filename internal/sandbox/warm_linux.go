@@ -101,7 +101,7 @@ func (s *Sandbox) startBox(ctx context.Context, spec Spec, key string) (*warmBox
 	if err := closeInheritedFDs(); err != nil {
 		return fail(err)
 	}
-	sec, err := filterFile(p.network)
+	sec, err := filterFile(p.network, false) // warm runs are network none
 	if err != nil {
 		return fail(err)
 	}
