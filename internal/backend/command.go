@@ -35,6 +35,9 @@ type launch struct {
 	Wrap []string
 	// ExtraFiles are passed to the wrapper (the proxy's control socket).
 	ExtraFiles []*os.File
+	// Listen lets the wrapper listen in the sandbox's own namespace under
+	// network open (sandbox.Spec.Listen): the forwarder's 127.0.0.1 port.
+	Listen bool
 	// Stdin, when set, replaces the request file as the engine's stdin
 	// (an adapter's tool reads its prompt from its arguments: /dev/null).
 	Stdin string
@@ -136,7 +139,7 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 		}
 	}
 	out, err := sb.Run(ctx, sandbox.Spec{Argv: argv, Workspace: l.Workspace, TmpDir: l.Dirs.TmpDir, Home: l.Dirs.Home,
-		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles, Expose: expose,
+		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles, Listen: l.Listen, Expose: expose,
 		Hide: l.Hide, PrivateTmp: l.PrivateTmp, MaxData: l.MaxData})
 	stopTail()
 	if err != nil {

@@ -70,9 +70,7 @@ func (in *Input) Validate() error {
 		return bad(err.Error())
 	}
 	switch in.Network {
-	case "", "none":
-	case "open":
-		return bad("network open is not supported for external engines yet: the engine reaches only aos's model proxy")
+	case "", "none", "open":
 	default:
 		return bad("network must be none or open")
 	}

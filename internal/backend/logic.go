@@ -332,9 +332,15 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 		timeout = min(timeout, time.Duration(max(left.WallSec, 1))*time.Second)
 	}
 	hide, expose := m.confinement()
-	ln := launch{Argv: m.setup.Argv, Workspace: m.in.Workspace, Dirs: dirs, Network: sandbox.NetworkNone, Timeout: timeout, Hide: hide, Expose: expose,
+	network := sandbox.NetworkNone
+	if m.in.Network == "open" {
+		// slirp4netns's outbound NAT, host loopback refused: the proxy is
+		// still reached only through the forwarder below.
+		network = sandbox.NetworkOpen
+	}
+	ln := launch{Argv: m.setup.Argv, Workspace: m.in.Workspace, Dirs: dirs, Network: network, Timeout: timeout, Hide: hide, Expose: expose,
 		Request: RuntimeRequest{Schema: RequestSchema, MissionID: m.rc.MissionID(), Goal: m.in.Objective, Instructions: m.in.Boundaries,
-			SuccessCriteria: nonNil(m.in.Criteria), Worktree: m.in.Workspace, BaseCommit: m.setup.Base, Branch: m.branch, Network: "none",
+			SuccessCriteria: nonNil(m.in.Criteria), Worktree: m.in.Workspace, BaseCommit: m.setup.Base, Branch: m.branch, Network: string(network),
 			VerificationPolicy: "aos re-runs each verification argv in its sandbox only if it matches the owner's allowlist; do not commit or push"}}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -355,6 +361,7 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 		}
 		defer px.close()
 		ln.Env, ln.Wrap, ln.ExtraFiles, ln.Request.ModelBaseURL = px.env(), px.wrap(), px.extraFiles(), px.engineURL()
+		ln.Listen = true // the forwarder serves the proxy on the sandbox's own 127.0.0.1
 	}
 	if a, ok := adapters[m.eng.Kind]; ok {
 		if err := a.launch(&ln, m.setup.Argv[0], m.in.Model); err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -136,6 +137,34 @@ func main() {
 			resp.Body.Close()
 			fmt.Fprintf(os.Stderr, "call %d: %d %.200s\n", i, resp.StatusCode, b)
 		}
+	case "net":
+		// Dial each dial:ADDR of the goal, then make one model call
+		// through the proxy; report both in net.txt.
+		var report []string
+		for _, w := range strings.Fields(req.Goal) {
+			if addr, ok := strings.CutPrefix(w, "dial:"); ok {
+				c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+				if err == nil {
+					_, _ = c.Write([]byte("hi"))
+					_ = c.Close()
+				}
+				report = append(report, fmt.Sprintf("dial %s: %v", addr, err))
+			}
+		}
+		body := `{"model":"script:spend","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`
+		r, _ := http.NewRequest("POST", req.ModelBaseURL+"/v1/messages", bytes.NewBufferString(body))
+		r.Header.Set("x-api-key", os.Getenv("ANTHROPIC_API_KEY"))
+		r.Header.Set("anthropic-version", "2023-06-01")
+		r.Header.Set("content-type", "application/json")
+		if resp, err := http.DefaultClient.Do(r); err != nil {
+			report = append(report, fmt.Sprintf("model: %v", err))
+		} else {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			report = append(report, fmt.Sprintf("model: %d", resp.StatusCode))
+		}
+		write("hello.txt", "hello\n")
+		write("net.txt", strings.Join(report, "\n")+"\n")
 	case "hangonce":
 		// Hangs on its first execution (a marker in its private HOME,
 		// which survives a crash), completes on the next.
