@@ -48,6 +48,9 @@ type launch struct {
 	// OnLine, when set, sees each complete stdout line while the engine
 	// runs (live timeline events).
 	OnLine func(line []byte)
+	// OnErrLine, when set, sees each complete stderr line while the
+	// engine runs (a command: engine's event lines).
+	OnErrLine func(line []byte)
 	// OnOutput, when set, sees the whole stdout (at most MaxOut bytes)
 	// once the engine has exited.
 	OnOutput func(out []byte)
@@ -130,6 +133,10 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	if l.OnLine != nil {
 		stopTail = tailLines(outPath, l.OnLine)
 	}
+	stopErrTail := func() {}
+	if l.OnErrLine != nil {
+		stopErrTail = tailLines(errPath, l.OnErrLine)
+	}
 	// The engine's own program (and a wrapper's) may live where the
 	// sandbox hides by default (HOME, the temp dirs): show it, read-only.
 	expose := append([]string{}, l.Expose...)
@@ -142,6 +149,7 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 		Network: l.Network, Timeout: l.Timeout, ReadOnly: []string{".git"}, ExtraFiles: l.ExtraFiles, Listen: l.Listen, Expose: expose,
 		Hide: l.Hide, PrivateTmp: l.PrivateTmp, MaxData: l.MaxData})
 	stopTail()
+	stopErrTail()
 	if err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: run engine in the sandbox: %w", err)
 	}

@@ -380,6 +380,14 @@ func (m *mission) execEngine(ctx context.Context) (kernel.Outcome, error) {
 			}
 		}
 	}
+	if m.eng.Kind == "command" {
+		name := m.eng.Name()
+		ln.OnErrLine = func(line []byte) {
+			if ev, ok := commandEvent(name, line); ok {
+				m.rc.EmitTransient("engine.event", ev)
+			}
+		}
+	}
 	eo, err := runEngine(ctx, m.d.Sandbox, ln)
 	if err != nil {
 		return kernel.Outcome{}, err

@@ -28,10 +28,11 @@ type timeline struct {
 	rootRun   string
 	in        *bufio.Reader
 	pr        *eventPrinter
+	gate      *engineGate
 }
 
 func newTimeline(s *session, missionID string) *timeline {
-	return &timeline{s: s, missionID: missionID, in: bufio.NewReader(os.Stdin), pr: &eventPrinter{out: s.out, quiet: s.json}}
+	return &timeline{s: s, missionID: missionID, in: bufio.NewReader(os.Stdin), pr: &eventPrinter{out: s.out, quiet: s.json}, gate: newEngineGate()}
 }
 
 func (t *timeline) run(ctx context.Context) error {
@@ -44,7 +45,27 @@ func (t *timeline) run(ctx context.Context) error {
 		t.printf("mission %s already ended: %s\n", t.missionID, m.Status)
 		return errMissionEnded
 	}
-	return t.s.k.ListenEvents(ctx, 0, t.missionID, func(e store.Event) error { return t.event(ctx, e) })
+	// An external engine's live events (engine.event, engine.model_call)
+	// are transient: follow them beside the persisted timeline.
+	lctx, stopLive := context.WithCancel(ctx)
+	live := t.s.service().SubscribeTransient(lctx, t.missionID)
+	liveDone := make(chan struct{})
+	go func() {
+		defer close(liveDone)
+		t.followLive(live)
+	}()
+	defer func() { stopLive(); <-liveDone }()
+	return t.s.k.ListenEvents(ctx, 0, t.missionID, func(e store.Event) error {
+		t.gate.mu.Lock()
+		defer t.gate.mu.Unlock()
+		if err := t.event(ctx, e); err != nil {
+			return err
+		}
+		for _, x := range t.gate.persisted(e.Kind, e.RunID) {
+			t.pr.render(t.missionID, x.Kind, x.Payload)
+		}
+		return nil
+	})
 }
 
 func (t *timeline) printf(format string, a ...any) { t.pr.printf(format, a...) }

@@ -57,6 +57,7 @@ func main() {
 			}
 		}
 	case "edit":
+		fmt.Fprintln(os.Stderr, `{"aos_event":"tool_call","tool":"write","input":"hello.txt","exitCode":0}`)
 		write("hello.txt", "hello from the engine\n")
 		_ = os.Remove(filepath.Join(req.Worktree, "old.txt"))
 	case "secret":
