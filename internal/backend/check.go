@@ -53,8 +53,10 @@ func SelfTest(ctx context.Context, sb Runner, engine, tmpBase string, timeout ti
 // proxy and the model to ask. The self-test's model calls are metered in
 // the record, not charged to any mission.
 type SelfTestOptions struct {
-	Proxy  *ProxyConfig
-	Model  string
+	Proxy *ProxyConfig
+	Model string
+	// Getenv is the CLI's environment (envFrom): it finds the installed
+	// tool (AOS_CLAUDE_PATH…). Nil is an empty environment.
 	Getenv func(string) string
 	// Token is the text the engine must write; random when empty (a
 	// scripted model in tests cannot guess a random one).
@@ -80,7 +82,7 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 	case "claude", "codex", "openclaw":
 		getenv := o.Getenv
 		if getenv == nil {
-			getenv = os.Getenv
+			getenv = func(string) string { return "" } // an empty environment
 		}
 		a := adapters[spec.Kind]
 		if binary, err = a.toolPath(getenv); err != nil {

@@ -36,7 +36,9 @@ type Deps struct {
 	// WorktreeRoot holds the worktrees this logic makes for missions whose
 	// workspace is the project itself; DefaultWorktreeRoot when empty.
 	WorktreeRoot string
-	// Getenv finds installed tools (AOS_CLAUDE_PATH); os.Getenv when nil.
+	// Getenv is the worker's environment, read at its edge (the CLI's
+	// envFrom, worker.Config.Getenv): it finds installed tools
+	// (AOS_CLAUDE_PATH). Nil is an empty environment.
 	Getenv func(string) string
 	// Hide are directories the engine and the verification commands see
 	// empty (the workspace root: other projects), besides the worktree
@@ -50,7 +52,7 @@ func (d Deps) getenv(k string) string {
 	if d.Getenv != nil {
 		return d.Getenv(k)
 	}
-	return os.Getenv(k)
+	return ""
 }
 
 const defaultEngineTimeout = time.Hour

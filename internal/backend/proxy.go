@@ -27,8 +27,9 @@ import (
 type ProxyConfig struct {
 	// Getenv reads the worker's environment: the real keys
 	// (ANTHROPIC_API_KEY, OPENAI_API_KEY) and upstream base URLs
-	// (ANTHROPIC_BASE_URL, OPENAI_BASE_URL). os.Getenv when nil. The
-	// engine never sees any of them.
+	// (ANTHROPIC_BASE_URL, OPENAI_BASE_URL). Nil is an empty environment
+	// (no key: upstream calls are refused). The engine never sees any of
+	// them.
 	Getenv func(string) string
 	// Models adds priced models (a priced script, local models).
 	Models []provider.ModelInfo
@@ -82,7 +83,7 @@ func (c *ProxyConfig) getenv(k string) string {
 	if c.Getenv != nil {
 		return c.Getenv(k)
 	}
-	return os.Getenv(k)
+	return ""
 }
 
 // start serves a proxy for one engine execution until close. exhausted is

@@ -51,7 +51,7 @@ func newEngineCmd(version string) *cobra.Command {
 				return err
 			}
 			rec, err := backend.SelfTestWith(cmd.Context(), sb, args[0], "", time.Duration(timeoutSec)*time.Second,
-				backend.SelfTestOptions{Proxy: &backend.ProxyConfig{Kernel: s.k}, Model: model})
+				backend.SelfTestOptions{Proxy: &backend.ProxyConfig{Kernel: s.k, Getenv: s.getenv}, Model: model, Getenv: s.getenv})
 			if err != nil {
 				return err
 			}

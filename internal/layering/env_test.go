@@ -41,12 +41,7 @@ var envEdge = map[string]string{
 	"internal/sandbox/config.go": "a Config built without HostHome still hides the owner's HOME (os.UserHomeDir), never shows it",
 	// Test support, linked only by tests.
 	"internal/store/storetest/storetest.go": "the conformance suite's harness finds the test cluster (AOS_TEST_POSTGRES_URL)",
-	// internal/backend belongs to the engines work this round; its nil
-	// Getenv fallbacks go once `aos engine check` passes its environment.
-	"internal/backend/adapter.go": "installRoot never exposes the owner's HOME as a tool's install root (os.UserHomeDir): a safety default, like the sandbox's HostHome",
-	"internal/backend/logic.go":   "Deps.Getenv nil falls back to the process (engines work: enginecmds does not pass it yet)",
-	"internal/backend/proxy.go":   "ProxyConfig.Getenv nil falls back to the process (engines work)",
-	"internal/backend/check.go":   "CheckOptions.Getenv nil falls back to the process (aos engine check, engines work)",
+	"internal/backend/adapter.go":           "installRoot never exposes the owner's HOME as a tool's install root (os.UserHomeDir): a safety default, like the sandbox's HostHome",
 }
 
 // TestEnvironmentReadAtTheEdge fails when a non-test file outside envEdge
