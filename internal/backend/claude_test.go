@@ -32,56 +32,66 @@ scripts:
 // Real Claude Code (AOS_TEST_CLAUDE, or claude on PATH) runs as an engine
 // in aos's sandbox, against the scripted model server through the
 // metering proxy with the per-run credential, makes a real edit, and aos
-// verifies and commits it; its two model calls are charged.
+// verifies and commits it; its two model calls are charged. With the
+// mission's network none and open alike: under open the proxy is still
+// reached only through the forwarder.
 func TestClaudeCodeEngine(t *testing.T) {
 	t.Parallel()
 	path := engineBinary(t, "AOS_TEST_CLAUDE", "claude")
-	e := newEnv(t, storetest.New(t, "sqlite"))
-	srv := scripttest.Start(t, claudeScript)
-	keys := &keyRecorder{}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skip("network open needs /dev/net/tun")
 	}
-	e.deps.Getenv = func(k string) string {
-		if k == "AOS_CLAUDE_PATH" {
-			return path
-		}
-		return ""
-	}
-	e.deps.Proxy = &backend.ProxyConfig{Kernel: e.k, Forwarder: []string{exe, backend.ForwarderArg}, Client: &http.Client{Transport: keys},
-		Models: []provider.ModelInfo{{ID: "script:cc", Price: provider.Price{Input: 1, Output: 1}}},
-		Getenv: func(k string) string {
-			switch k {
-			case "ANTHROPIC_API_KEY":
-				return realKey
-			case "ANTHROPIC_BASE_URL":
-				return srv.URL()
+	for _, network := range []string{"none", "open"} {
+		t.Run(network, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, storetest.New(t, "sqlite"))
+			srv := scripttest.Start(t, claudeScript)
+			keys := &keyRecorder{}
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
 			}
-			return ""
-		}}
-	in := backend.Input{Objective: "Create hello.txt", Criteria: []string{"hello.txt exists"}, Engine: "claude", Model: "script:cc",
-		Verify: []backend.Verification{{Argv: []string{"/bin/sh", "check.sh"}}}, VerifyAllow: []string{"/bin/sh check.sh"}}
-	_, rid := e.mission(in, kernel.Budget{USD: 1})
-	e.start()
-	r, out := e.wait(rid, kernel.StatusDone)
-	if out.Commit == "" || out.EngineResult.Status != backend.StatusCompleted || !strings.Contains(out.EngineResult.Summary, "Created hello.txt") {
-		t.Fatalf("outcome %+v", out)
+			e.deps.Getenv = func(k string) string {
+				if k == "AOS_CLAUDE_PATH" {
+					return path
+				}
+				return ""
+			}
+			e.deps.Proxy = &backend.ProxyConfig{Kernel: e.k, Forwarder: []string{exe, backend.ForwarderArg}, Client: &http.Client{Transport: keys},
+				Models: []provider.ModelInfo{{ID: "script:cc", Price: provider.Price{Input: 1, Output: 1}}},
+				Getenv: func(k string) string {
+					switch k {
+					case "ANTHROPIC_API_KEY":
+						return realKey
+					case "ANTHROPIC_BASE_URL":
+						return srv.URL()
+					}
+					return ""
+				}}
+			in := backend.Input{Objective: "Create hello.txt", Criteria: []string{"hello.txt exists"}, Engine: "claude", Model: "script:cc", Network: network,
+				Verify: []backend.Verification{{Argv: []string{"/bin/sh", "check.sh"}}}, VerifyAllow: []string{"/bin/sh check.sh"}}
+			_, rid := e.mission(in, kernel.Budget{USD: 1})
+			e.start()
+			r, out := e.wait(rid, kernel.StatusDone)
+			if out.Commit == "" || out.EngineResult.Status != backend.StatusCompleted || !strings.Contains(out.EngineResult.Summary, "Created hello.txt") {
+				t.Fatalf("outcome %+v", out)
+			}
+			if got := e.hostGit(e.repo, "show", out.Commit+":hello.txt"); got != "hello from claude code" {
+				t.Fatalf("committed hello.txt = %q", got)
+			}
+			if out.Spend.Calls < 2 {
+				t.Fatalf("spend %+v, want the two scripted calls", out.Spend)
+			}
+			keys.mu.Lock()
+			for _, k := range keys.keys {
+				if k != realKey {
+					t.Errorf("upstream key %q", k)
+				}
+			}
+			keys.mu.Unlock()
+			t.Logf("claude (network %s): %s; spend %+v; run usage %s", network, out.EngineResult.Summary, out.Spend, r.Usage)
+		})
 	}
-	if got := e.hostGit(e.repo, "show", out.Commit+":hello.txt"); got != "hello from claude code" {
-		t.Fatalf("committed hello.txt = %q", got)
-	}
-	if out.Spend.Calls < 2 {
-		t.Fatalf("spend %+v, want the two scripted calls", out.Spend)
-	}
-	keys.mu.Lock()
-	for _, k := range keys.keys {
-		if k != realKey {
-			t.Errorf("upstream key %q", k)
-		}
-	}
-	keys.mu.Unlock()
-	t.Logf("claude: %s; spend %+v; run usage %s", out.EngineResult.Summary, out.Spend, r.Usage)
 }
 
 // The self-test of real Claude Code: through the proxy, it creates the
