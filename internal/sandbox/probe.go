@@ -276,7 +276,7 @@ func (s *Sandbox) probeWith(ctx context.Context, run func(context.Context, Spec)
 		return r, fmt.Errorf("sandbox: probe udp listener: %w", err)
 	}
 	defer func() { _ = udp.Close() }()
-	ux, err := net.Listen("unix", a.Unix)
+	ux, err := listenUnix(a.Unix)
 	if err != nil {
 		return r, fmt.Errorf("sandbox: probe unix listener: %w", err)
 	}

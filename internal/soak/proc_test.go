@@ -187,15 +187,20 @@ func orphans(dir string, keep map[int]bool) []string {
 }
 
 // sandboxed lists this mission's slow shell commands ("sleep …; echo …")
-// running in the sandbox: the bwraps whose command line names dir and
-// marker, each with whether its command has started (a "sleep" process
-// descends from it), as opposed to bwrap still setting up.
+// running in the sandbox, each with whether its command has started (a
+// "sleep" process descends from it), as opposed to the sandbox still
+// setting up. A command is found two ways: on the cold path, as a bwrap
+// whose command line names dir and holds the command; in a warm sandbox
+// (one bwrap per run, whose init spawns each command), as a process
+// holding the command that descends from a bwrap naming dir.
 func sandboxed(dir, marker string) map[string]bool {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	bwraps := map[int]string{} // pid → command
+	cmds := map[int]string{} // pid → command: a cold bwrap, or a warm sandbox's shell
+	boxes := map[int]bool{}  // processes naming dir (this mission's sandboxes)
+	warm := map[int]string{} // processes holding a command, not naming dir
 	parent := map[int]int{}
 	var sleeps []int
 	for _, e := range ents {
@@ -215,24 +220,39 @@ func sandboxed(dir, marker string) map[string]bool {
 				}
 			}
 		}
+		command := ""
+		for _, a := range args {
+			if strings.HasPrefix(a, "sleep ") && strings.Contains(a, marker) {
+				command = a
+			}
+		}
+		names := bytes.Contains(b, []byte(dir))
 		switch {
 		case len(args) > 0 && args[0] == "sleep":
 			sleeps = append(sleeps, pid)
-		case bytes.Contains(b, []byte(dir)) && bytes.Contains(b, []byte(marker)):
-			for _, a := range args {
-				if strings.HasPrefix(a, "sleep ") && strings.Contains(a, marker) {
-					bwraps[pid] = a
-				}
+		case names && command != "":
+			cmds[pid] = command
+		case names:
+			boxes[pid] = true
+		case command != "":
+			warm[pid] = command
+		}
+	}
+	for pid, c := range warm {
+		for p, n := parent[pid], 0; p > 1 && n < 12; p, n = parent[p], n+1 {
+			if boxes[p] {
+				cmds[pid] = c
+				break
 			}
 		}
 	}
 	out := map[string]bool{}
-	for _, c := range bwraps {
+	for _, c := range cmds {
 		out[c] = false
 	}
 	for _, sp := range sleeps {
 		for p, n := parent[sp], 0; p > 1 && n < 8; p, n = parent[p], n+1 {
-			if c, ok := bwraps[p]; ok {
+			if c, ok := cmds[p]; ok {
 				out[c] = true
 				break
 			}
