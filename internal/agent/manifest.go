@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -53,9 +54,11 @@ type Policy struct {
 }
 
 var (
-	packageIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}/[a-z0-9][a-z0-9_.-]{0,79}$`)
-	keyRe       = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	wsNameRe    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`)
+	packageIDRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}/[a-z0-9][a-z0-9_.-]{0,79}$`)
+	})
+	keyRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	wsNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`) })
 )
 
 // ParseManifest decodes and checks a manifest strictly: one JSON object,
@@ -74,7 +77,7 @@ func ParseManifest(b []byte) (Manifest, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return m, fmt.Errorf("manifest: trailing data after the object")
 	}
-	if !packageIDRe.MatchString(m.PackageID) {
+	if !packageIDRe().MatchString(m.PackageID) {
 		return m, fmt.Errorf("manifest: packageId %q must look like owner/name (lower case letters, digits, _ - .)", m.PackageID)
 	}
 	for name, v := range map[string]string{"name": m.Name, "description": m.Description, "category": m.Category, "version": m.Version} {
@@ -86,7 +89,7 @@ func ParseManifest(b []byte) (Manifest, error) {
 		!strings.HasPrefix(m.Engine, "openclaw") && !strings.HasPrefix(m.Engine, "command:") {
 		return m, fmt.Errorf("manifest: engine %q is not builtin or an external engine", m.Engine)
 	}
-	if m.ViewerPackageID != nil && !packageIDRe.MatchString(*m.ViewerPackageID) {
+	if m.ViewerPackageID != nil && !packageIDRe().MatchString(*m.ViewerPackageID) {
 		return m, fmt.Errorf("manifest: viewerPackageId %q is not a package id", *m.ViewerPackageID)
 	}
 	if m.ViewerPackageID != nil && *m.ViewerPackageID == m.PackageID {

@@ -203,7 +203,7 @@ func (s *Service) StoreList(ctx context.Context, identity string, r StoreListReq
 // StoreInspect returns a package (viewer packages too) and up to five
 // agents recorded with its package identity. It never runs a script.
 func (s *Service) StoreInspect(ctx context.Context, identity, packageID string) (StoreInspectResult, error) {
-	if !packageIDRe.MatchString(packageID) {
+	if !packageIDRe().MatchString(packageID) {
 		return StoreInspectResult{}, errf(CodeInvalidRequest, "packageId must look like owner/name")
 	}
 	p, ok, err := s.lookup(ctx, packageID)

@@ -29,10 +29,10 @@ func (s *Service) checkPrepare(r *PrepareRequest) error {
 	if r.MachineID != s.machineID {
 		return &Error{Code: CodeMachineMismatch, Message: "machineId does not name this machine (" + s.machineID + ")", Guidance: "send the request to the machine it names"}
 	}
-	if !keyRe.MatchString(r.IdempotencyKey) {
+	if !keyRe().MatchString(r.IdempotencyKey) {
 		return errf(CodeInvalidRequest, "idempotencyKey must be 1-64 ASCII letters, digits, _ or -")
 	}
-	if !packageIDRe.MatchString(r.PackageID) {
+	if !packageIDRe().MatchString(r.PackageID) {
 		return errf(CodeInvalidRequest, "packageId must look like owner/name")
 	}
 	w := r.Workspace
@@ -41,7 +41,7 @@ func (s *Service) checkPrepare(r *PrepareRequest) error {
 		if w.Path != "" {
 			return errf(CodeInvalidRequest, `workspace {kind:"new"} takes a name, not a path`)
 		}
-		if w.Name != "" && !wsNameRe.MatchString(w.Name) {
+		if w.Name != "" && !wsNameRe().MatchString(w.Name) {
 			return errf(CodeInvalidWorkspace, "a new workspace's name is 1-100 ASCII letters, digits, _ or -, beginning with a letter or digit")
 		}
 	case WorkspaceExisting:

@@ -45,7 +45,7 @@ func (s *Service) SendTurn(ctx context.Context, identity string, r TurnSendReque
 	switch {
 	case r.MachineID != s.machineID:
 		return Receipt{}, &Error{Code: CodeMachineMismatch, Message: "machineId does not name this machine (" + s.machineID + ")"}
-	case !keyRe.MatchString(r.IdempotencyKey):
+	case !keyRe().MatchString(r.IdempotencyKey):
 		return Receipt{}, errf(CodeInvalidRequest, "idempotencyKey must be 1-64 ASCII letters, digits, _ or -")
 	case r.AgentID == "" || len(r.AgentID) > 100 || hasControl(r.AgentID):
 		return Receipt{}, errf(CodeInvalidRequest, "agentId is required")

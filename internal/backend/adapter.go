@@ -17,7 +17,7 @@ type adapter struct {
 	bin, pathEnv string
 	// versionRe accepts `bin --version`'s output; supported names the
 	// versions for messages.
-	versionRe *regexp.Regexp
+	versionRe func() *regexp.Regexp
 	supported string
 	// prepare sets the launch: argv, env, stdin, result parser.
 	prepare func(l *launch, path, model string) error
@@ -124,7 +124,7 @@ func (a adapter) toolVersion(ctx context.Context, path string) (string, error) {
 	if i := strings.LastIndexByte(v, '\n'); i >= 0 {
 		v = strings.TrimSpace(v[i+1:])
 	}
-	if !a.versionRe.MatchString(v) {
+	if !a.versionRe().MatchString(v) {
 		return v, &UnsupportedVersionError{Engine: a.bin, Path: path, Found: clip(v, 80), Supported: a.supported}
 	}
 	return v, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Claude Code adapter (issue 12 §2). Facts from the installed tool
@@ -24,7 +25,7 @@ import (
 // aos's sandbox would confine anyway.
 
 // claudeVersions are the Claude Code versions this adapter was tried with.
-var claudeVersions = regexp.MustCompile(`^2\.1\.\d+ \(Claude Code\)$`)
+var claudeVersions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^2\.1\.\d+ \(Claude Code\)$`) })
 
 // ClaudeSupported is the versions the adapter supports, for messages.
 const ClaudeSupported = "2.1.x"

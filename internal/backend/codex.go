@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // Codex CLI adapter (issue 12 §2). Facts from the installed tool (codex-cli
@@ -26,7 +27,7 @@ import (
 // agent_message, file_change, error), turn.completed (usage) or
 // turn.failed.
 
-var codexVersions = regexp.MustCompile(`^codex-cli 0\.1[67]\d\.\d+$`)
+var codexVersions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^codex-cli 0\.1[67]\d\.\d+$`) })
 
 // CodexSupported is the versions the adapter supports, for messages.
 const CodexSupported = "codex-cli 0.160–0.179"

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // OpenClaw adapter (issue 12 §2). Facts from the installed tool (OpenClaw
@@ -31,7 +32,7 @@ import (
 // stdout is one JSON envelope at the end: {ok, status: ok|error|timeout,
 // final, usage, toolSummary{calls, tools}, error{message, kind}}.
 
-var openclawVersions = regexp.MustCompile(`^OpenClaw 2026\.9\.\d+( \([0-9a-f]+\))?$`)
+var openclawVersions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^OpenClaw 2026\.9\.\d+( \([0-9a-f]+\))?$`) })
 
 // OpenClawSupported is the versions the adapter supports, for messages.
 const OpenClawSupported = "OpenClaw 2026.9.x"

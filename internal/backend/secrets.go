@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // secretRule is one pattern of the secret scan. The rules are a curated
@@ -23,28 +24,32 @@ type secretRule struct {
 	minEntropy float64
 }
 
-var secretRules = []secretRule{
-	{id: "private-key", re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY( BLOCK)?-----`)},
-	{id: "aws-access-token", re: regexp.MustCompile(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`), group: 1, minEntropy: 3},
-	{id: "github-pat", re: regexp.MustCompile(`\b(ghp_[0-9a-zA-Z]{36})\b`), group: 1, minEntropy: 3},
-	{id: "github-fine-grained-pat", re: regexp.MustCompile(`\b(github_pat_\w{82})\b`), group: 1, minEntropy: 3},
-	{id: "github-oauth", re: regexp.MustCompile(`\b(gho_[0-9a-zA-Z]{36})\b`), group: 1, minEntropy: 3},
-	{id: "github-app-token", re: regexp.MustCompile(`\b((?:ghu|ghs)_[0-9a-zA-Z]{36})\b`), group: 1, minEntropy: 3},
-	{id: "gitlab-pat", re: regexp.MustCompile(`\b(glpat-[\w-]{20})\b`), group: 1, minEntropy: 3},
-	{id: "slack-token", re: regexp.MustCompile(`\b(xox[pbaoser]-[0-9A-Za-z-]{10,})\b`), group: 1, minEntropy: 3},
-	{id: "stripe-access-token", re: regexp.MustCompile(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})\b`), group: 1, minEntropy: 2},
-	{id: "gcp-api-key", re: regexp.MustCompile(`\b(AIza[\w-]{35})\b`), group: 1, minEntropy: 3},
-	{id: "anthropic-api-key", re: regexp.MustCompile(`\b(sk-ant-(?:api|admin)\d{2}-[\w-]{20,})`), group: 1},
-	{id: "openai-api-key", re: regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})`), group: 1},
-	{id: "npm-access-token", re: regexp.MustCompile(`\b(npm_[a-zA-Z0-9]{36})\b`), group: 1, minEntropy: 2},
-	{id: "pypi-upload-token", re: regexp.MustCompile(`(pypi-AgEIcHlwaS5vcmc[\w-]{50,})`), group: 1},
-	{id: "jwt", re: regexp.MustCompile(`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/_-]{17,}\.[a-zA-Z0-9/_-]{10,}={0,2})`), group: 1, minEntropy: 3},
-	{id: "generic-api-key", re: regexp.MustCompile(`(?i)(?:key|api|token|secret|client|passwd|password|auth|access)[\w.-]{0,20}["']?\s{0,5}(?:=|:|=>|:=)\s{0,5}["']?([0-9a-zA-Z_./+=~-]{16,150})["']?`), group: 1, minEntropy: 3.5},
-}
+// secretRules is compiled on first use, not at process start: most aos
+// commands never scan for secrets.
+var secretRules = sync.OnceValue(func() []secretRule {
+	return []secretRule{
+		{id: "private-key", re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY( BLOCK)?-----`)},
+		{id: "aws-access-token", re: regexp.MustCompile(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`), group: 1, minEntropy: 3},
+		{id: "github-pat", re: regexp.MustCompile(`\b(ghp_[0-9a-zA-Z]{36})\b`), group: 1, minEntropy: 3},
+		{id: "github-fine-grained-pat", re: regexp.MustCompile(`\b(github_pat_\w{82})\b`), group: 1, minEntropy: 3},
+		{id: "github-oauth", re: regexp.MustCompile(`\b(gho_[0-9a-zA-Z]{36})\b`), group: 1, minEntropy: 3},
+		{id: "github-app-token", re: regexp.MustCompile(`\b((?:ghu|ghs)_[0-9a-zA-Z]{36})\b`), group: 1, minEntropy: 3},
+		{id: "gitlab-pat", re: regexp.MustCompile(`\b(glpat-[\w-]{20})\b`), group: 1, minEntropy: 3},
+		{id: "slack-token", re: regexp.MustCompile(`\b(xox[pbaoser]-[0-9A-Za-z-]{10,})\b`), group: 1, minEntropy: 3},
+		{id: "stripe-access-token", re: regexp.MustCompile(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})\b`), group: 1, minEntropy: 2},
+		{id: "gcp-api-key", re: regexp.MustCompile(`\b(AIza[\w-]{35})\b`), group: 1, minEntropy: 3},
+		{id: "anthropic-api-key", re: regexp.MustCompile(`\b(sk-ant-(?:api|admin)\d{2}-[\w-]{20,})`), group: 1},
+		{id: "openai-api-key", re: regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})`), group: 1},
+		{id: "npm-access-token", re: regexp.MustCompile(`\b(npm_[a-zA-Z0-9]{36})\b`), group: 1, minEntropy: 2},
+		{id: "pypi-upload-token", re: regexp.MustCompile(`(pypi-AgEIcHlwaS5vcmc[\w-]{50,})`), group: 1},
+		{id: "jwt", re: regexp.MustCompile(`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/_-]{17,}\.[a-zA-Z0-9/_-]{10,}={0,2})`), group: 1, minEntropy: 3},
+		{id: "generic-api-key", re: regexp.MustCompile(`(?i)(?:key|api|token|secret|client|passwd|password|auth|access)[\w.-]{0,20}["']?\s{0,5}(?:=|:|=>|:=)\s{0,5}["']?([0-9a-zA-Z_./+=~-]{16,150})["']?`), group: 1, minEntropy: 3.5},
+	}
+})
 
 // highEntropy finds long base64- or hex-like words that look random. A
 // slash splits words, so that file paths are not taken for keys.
-var highEntropy = regexp.MustCompile(`[A-Za-z0-9+_=-]{32,}`)
+var highEntropy = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9+_=-]{32,}`) })
 
 // Finding is one secret the scan found, redacted: the secret itself is
 // never stored, logged or shown.
@@ -100,7 +105,7 @@ func hunkStart(l string) int {
 func ScanLine(s string) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
-	for _, r := range secretRules {
+	for _, r := range secretRules() {
 		for _, m := range r.re.FindAllStringSubmatch(s, 4) {
 			secret := m[r.group]
 			if secret == "" || seen[secret] || (r.minEntropy > 0 && entropy(secret) < r.minEntropy) {
@@ -110,7 +115,7 @@ func ScanLine(s string) []Finding {
 			out = append(out, Finding{Rule: r.id, Redacted: redact(secret)})
 		}
 	}
-	for _, w := range highEntropy.FindAllString(s, 8) {
+	for _, w := range highEntropy().FindAllString(s, 8) {
 		if seen[w] || !looksRandom(w) {
 			continue
 		}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -89,13 +90,13 @@ func (e *Error) Is(target error) bool {
 	return errors.As(target, &t) && t.Code == e.Code
 }
 
-var kindRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+var kindRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`) })
 
 // validate checks specs and fills defaults.
 func validate(specs []Spec) (map[string]Spec, error) {
 	out := map[string]Spec{}
 	for _, s := range specs {
-		if !kindRE.MatchString(s.Kind) {
+		if !kindRE().MatchString(s.Kind) {
 			return nil, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("client kind %q: want [a-z][a-z0-9-]{0,31}", s.Kind)}
 		}
 		if _, dup := out[s.Kind]; dup {

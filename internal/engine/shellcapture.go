@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/aos-run/aos/internal/kernel"
 )
@@ -23,12 +24,12 @@ import (
 // the command runs, so an attempt never reads an earlier attempt's.
 
 // safeCaptureKey is a step's idempotency key, <run id>/<seq>.
-var safeCaptureKey = regexp.MustCompile(`^([A-Za-z0-9-]{1,64})/([0-9]{1,9})$`)
+var safeCaptureKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9-]{1,64})/([0-9]{1,9})$`) })
 
 // capturePath is where a shell step's capture lives; "" when there is no
 // data dir or the key is not a step key.
 func capturePath(dataDir, key string) string {
-	m := safeCaptureKey.FindStringSubmatch(key)
+	m := safeCaptureKey().FindStringSubmatch(key)
 	if dataDir == "" || m == nil {
 		return ""
 	}

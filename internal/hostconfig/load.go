@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -322,7 +323,7 @@ func parseRepo(file string, data []byte) (*RepoFile, *parsed, error) {
 	return &rf, p, nil
 }
 
-var clientKind = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+var clientKind = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`) })
 
 // ParseUser strictly parses a user-local file's content.
 func ParseUser(file string, data []byte) (*UserFile, error) {
@@ -364,7 +365,7 @@ func parseUser(file string, data []byte) (*UserFile, *parsed, error) {
 	kinds := map[string]int{}
 	for i, cp := range uf.Clients {
 		pf := fmt.Sprintf("clients[%d]", i)
-		if !clientKind.MatchString(cp.Kind) {
+		if !clientKind().MatchString(cp.Kind) {
 			c.fail(pf+".kind", "want [a-z][a-z0-9-]{0,31}")
 		}
 		if j, dup := kinds[cp.Kind]; dup {

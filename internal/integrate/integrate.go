@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aos-run/aos/internal/gitx"
@@ -77,13 +78,13 @@ type Integrator struct {
 	o Options
 }
 
-var branchName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+var branchName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`) })
 
-var hexSHA = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexSHA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // New returns an Integrator, after checking the target's name.
 func New(o Options) (*Integrator, error) {
-	if !branchName.MatchString(o.Target) || strings.Contains(o.Target, "..") || strings.HasSuffix(o.Target, ".lock") ||
+	if !branchName().MatchString(o.Target) || strings.Contains(o.Target, "..") || strings.HasSuffix(o.Target, ".lock") ||
 		strings.HasSuffix(o.Target, "/") || strings.Contains(o.Target, "//") {
 		return nil, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("target %q is not a branch name", o.Target)}
 	}
@@ -144,7 +145,7 @@ func (in *Integrator) Status(ctx context.Context) (Queue, error) {
 // twice.
 func (in *Integrator) Enqueue(ctx context.Context, shas ...string) (Queue, error) {
 	for _, sha := range shas {
-		if !hexSHA.MatchString(sha) {
+		if !hexSHA().MatchString(sha) {
 			return Queue{}, &Error{Code: CodeInvalid, Msg: fmt.Sprintf("%q is not a change set's SHA-256", sha)}
 		}
 	}

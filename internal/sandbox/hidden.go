@@ -141,12 +141,10 @@ func (s *Sandbox) wrapLimits(p *plan) error {
 		data = p.maxData
 	}
 	var args []string
-	for _, r := range []struct {
-		flag string
-		v    int64
-	}{{"--nproc", l.MaxProcs}, {"--data", data}, {"--fsize", l.MaxFileSize}, {"--nofile", l.MaxOpenFiles}} {
+	for _, r := range []rlimit{{"--nproc", l.MaxProcs}, {"--data", data}, {"--fsize", l.MaxFileSize}, {"--nofile", l.MaxOpenFiles}} {
 		if r.v > 0 {
 			args = append(args, r.flag+"="+strconv.FormatInt(r.v, 10))
+			p.rlimits = append(p.rlimits, r)
 		}
 	}
 	if len(args) == 0 {
@@ -157,5 +155,13 @@ func (s *Sandbox) wrapLimits(p *plan) error {
 			Fix: "install util-linux, or set every AOS_SANDBOX_MAX_* limit to unlimited"}
 	}
 	p.argv = append(append(append([]string{s.cfg.PrlimitPath}, args...), "--"), p.argv...)
+	p.prlimitArgc = len(args) + 2
 	return nil
+}
+
+// rlimit is one resource limit the command runs under, named by
+// prlimit's flag.
+type rlimit struct {
+	flag string
+	v    int64
 }

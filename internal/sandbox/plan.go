@@ -27,6 +27,8 @@ type plan struct {
 	devDir               string // private device nodes; "" means --dev /dev
 	env                  []string
 	argv                 []string
+	rlimits              []rlimit // what the prlimit prefix of argv sets
+	prlimitArgc          int      // the length of that prefix
 	timeout              time.Duration
 	extraFiles           []*os.File
 	listen               bool // NetworkOpen: seccomp allows listen

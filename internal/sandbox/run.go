@@ -134,6 +134,7 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 		p.blockFD = 3 + len(extra)
 		extra = append(extra, blockR)
 	}
+	lims := directLimits(&p) // aos sets them before "go": no prlimit exec
 	job, _ := newCgroupJob(s.cfg.CgroupRoot, s.cfg.Limits)
 	defer job.remove()
 	name, args := s.cfg.BwrapPath, p.args(3, 4)
@@ -199,12 +200,35 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	var waitErr error
 	var nat *slirp
 	defer func() { nat.stop() }()
-	var netErr error
+	var netErr, limErr error
+	ready, went := false, false
+	// goNow lets the command run once the wrapper is ready and its host
+	// pid's parent is known, after aos has set its rlimits. A cut
+	// lifeline (terminating) stays cut.
+	goNow := func() {
+		if !ready || childPID == 0 || went || terminating || netErr != nil || limErr != nil {
+			return
+		}
+		went = true
+		if len(lims) > 0 {
+			if limErr = setRlimits(childPID, lims); limErr != nil {
+				killAll()
+				return
+			}
+		}
+		if s.cfg.beforeGo != nil {
+			s.cfg.beforeGo(p.argv)
+		}
+		if ctx.Err() == nil { // else the next turn cuts it
+			ll.release()
+		}
+	}
 loop:
 	for {
 		select {
 		case childPID = <-pidCh:
 			if blockW == nil {
+				goNow()
 				break
 			}
 			// The command waits on the block pipe; give its network
@@ -215,19 +239,11 @@ loop:
 			}
 			_, _ = blockW.Write([]byte{1})
 			_ = blockW.Close()
-		case ready := <-readyCh:
+		case ready = <-readyCh:
 			readyCh = nil
 			// The wrapper runs inside a sandbox whose processes now die
-			// with bwrap; only now may the command run. A cut lifeline
-			// (terminating) stays cut.
-			if ready && !terminating && netErr == nil {
-				if s.cfg.beforeGo != nil {
-					s.cfg.beforeGo(p.argv)
-				}
-				if ctx.Err() == nil { // else the next turn cuts it
-					ll.release()
-				}
-			}
+			// with bwrap; only now may the command run.
+			goNow()
 		case <-timeout.C:
 			out.TimedOut = true
 			terminate()
@@ -276,6 +292,9 @@ loop:
 			se.Message += "; bwrap: " + lastLines(out.Output, 5) // bwrap may have died first
 		}
 		return Outcome{}, netErr
+	}
+	if limErr != nil {
+		return Outcome{}, limErr
 	}
 	if killed {
 		return out, nil

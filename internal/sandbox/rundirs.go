@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // RunPaths are one run's writable TMPDIR and HOME, kept across the run's
@@ -13,14 +14,14 @@ type RunPaths struct {
 	Root, TmpDir, Home string
 }
 
-var safeID = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+var safeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`) })
 
 // RunDirs creates (or reuses) base/aos-run-<runID>/{tmp,home} with mode
 // 0700 and returns their real paths. base "" means os.TempDir(). They
 // must not lie inside a protected path such as the aos data dir, or Run
 // refuses them.
 func RunDirs(base, runID string) (RunPaths, error) {
-	if !safeID.MatchString(runID) || runID == "." || runID == ".." {
+	if !safeID().MatchString(runID) || runID == "." || runID == ".." {
 		return RunPaths{}, &SpecError{Field: "runID", Reason: fmt.Sprintf("%q is not a safe directory name", runID)}
 	}
 	if base == "" {
