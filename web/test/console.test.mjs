@@ -23,7 +23,7 @@ const DESKTOP = { width: 1280, height: 900 };
 const PASSWORD = 'correct horse battery staple';
 
 const procs = [];
-let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL;
+let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL, aosEnv, engineMissionURL;
 
 // totp is RFC 6238 (SHA-1, 30 s, 6 digits), as an authenticator app computes it.
 function totp(secretB32, at = Date.now()) {
@@ -149,6 +149,7 @@ before(async () => {
   mkdirSync(join(tmp, 'root'));
   Object.assign(env, { AOS_PUBLIC_ORIGIN: base, AOS_DATA_DIR: join(tmp, 'data'), AOS_ADDR: `127.0.0.1:${port}`, AOS_WORKSPACE_ROOT: join(tmp, 'root'), ANTHROPIC_BASE_URL: modelURL });
   // aos up prints where to open the console, then the setup token.
+  aosEnv = env;
   const up = await startProc(['up'], env, /open (http:\/\/\S+)\/setup\/ in a browser[\s\S]*setup token: (aos_setup_\S+)/, 'aos up');
   assert.equal(up[1], base, 'the printed console URL');
   process.env.SETUP_TOKEN = up[2];
@@ -724,6 +725,41 @@ test("a mission's runs show as a tree; choosing a run shows its timeline", async
   await ctx.close();
 });
 
+test("an external engine's work shows in the timeline, one text row per engine event", async () => {
+  assert.ok(session, 'needs the first test');
+  // A real command: engine (the Go test engine of internal/backend), self-
+  // tested once as aos requires, run by the real worker in its sandbox.
+  const engine = join(tmp, 'testengine');
+  await new Promise((resolve, reject) => {
+    const p = spawn('go', ['build', '-o', engine, './internal/backend/testdata/testengine'], { cwd: join(here, '..', '..'), stdio: 'inherit' });
+    p.on('exit', (c) => (c === 0 ? resolve() : reject(new Error(`go build testengine: exit ${c}`))));
+  });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    const p = spawn(BIN, ['engine', 'check', `command:${engine}`], { env: aosEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout.on('data', (b) => (out += b));
+    p.stderr.on('data', (b) => (out += b));
+    p.on('exit', (c) => (c === 0 ? resolve() : reject(new Error(`aos engine check: exit ${c}\n${out}`))));
+  });
+  const { ctx, page, bad, call, projectId } = await ownerAPI(PHONE);
+  const m = await call('POST', '/missions', { objective: 'Write hello mode:edit', engine: `command:${engine}`, budgetUsd: 1, projectId });
+  engineMissionURL = base + `/mission/?id=${m.id}`;
+  await page.goto(engineMissionURL);
+  const rows = page.getByTestId('timeline').getByTestId('engine-event');
+  await rows.filter({ hasText: 'engine COMPLETED: did edit' }).waitFor({ timeout: 60000 });
+  const started = rows.and(page.locator('[data-kind="engine.started"]'));
+  assert.match(await started.innerText(), /^▶ engine command:\S*testengine on \S+ \(base [0-9a-f]{12}\)$/);
+  assert.match(await rows.and(page.locator('[data-kind="engine.finished"]')).innerText(), /^◀ engine COMPLETED: did edit \(0 model calls, \$0\.0000\)$/);
+  // The engine's own verification command is not on the owner's allowlist: a refused row.
+  assert.match(await rows.and(page.locator('[data-kind="verify.command"]')).first().innerText(), /^✓\? \/bin\/sh check\.sh — refused: /);
+  // Engine text stays text: every row is a span with no element inside it.
+  assert.equal(await rows.locator('a, img, script, iframe, [onerror]').count(), 0);
+  await shoot(page, 'engine-mission-phone');
+  assert.deepEqual(await axeCheck(page, 'engine-mission-phone'), []);
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
 test('a third-party client driven by the spec reads the real API, and every answer type-checks against the generated types', async () => {
   assert.ok(session && gateMission, 'needs the earlier tests');
   // openapi-fetch, typed by web/src/schema.d.ts, over the owner's session.
@@ -790,6 +826,7 @@ test('every route is CSP-clean and axe-clean at phone and desktop width; the the
       ['spend', '/spend/', '[data-testid=spend-today]'],
       ['system', '/system/', '[data-testid=system-status]'],
       ['settings', '/settings/', '#cap'],
+      ...(engineMissionURL ? [['engine-mission', engineMissionURL.slice(base.length), '[data-testid=engine-event]']] : []),
     ]) {
       await page.goto(base + path);
       await page.locator(ready).first().waitFor();
