@@ -23,7 +23,7 @@ const DESKTOP = { width: 1280, height: 900 };
 const PASSWORD = 'correct horse battery staple';
 
 const procs = [];
-let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL, aosEnv, engineMissionURL;
+let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL, aosEnv, engineMissionURL, agentURL;
 
 // totp is RFC 6238 (SHA-1, 30 s, 6 digits), as an authenticator app computes it.
 function totp(secretB32, at = Date.now()) {
@@ -760,6 +760,88 @@ test("an external engine's work shows in the timeline, one text row per engine e
   await ctx.close();
 });
 
+test('the store prepares an agent (a retried submit keeps its key), the agent takes a task, and a device is paired and revoked', async (t) => {
+  assert.ok(session, 'needs the first test');
+  const { ctx, page, bad, call } = await ownerAPI(PHONE);
+  await page.goto(base + '/store/');
+  const pkg = page.locator('[data-testid=package][data-package="aos/go-service"]');
+  await pkg.waitFor();
+  assert.match(await pkg.innerText(), /official/);
+  assert.match(await pkg.getByTestId('package-state').innerText(), /readiness/);
+  await pkg.getByRole('button', { name: 'Inspect' }).click();
+  await pkg.getByTestId('inspect').waitFor();
+  // The first submit reaches the server, but its answer is lost on the
+  // way back: the retry must send the same key and get the same operation.
+  const keys = [];
+  let lost = false;
+  await page.route('**/api/v1/agents/prepare', async (route) => {
+    keys.push(JSON.parse(route.request().postData()).idempotencyKey);
+    if (!lost) {
+      lost = true;
+      await route.fetch();
+      return route.abort('connectionreset');
+    }
+    return route.continue();
+  });
+  await pkg.getByLabel('New workspace name (optional)').fill('agent-one');
+  await pkg.getByRole('button', { name: 'Prepare an agent' }).click();
+  await pkg.getByRole('alert').waitFor();
+  await pkg.getByRole('button', { name: 'Prepare an agent' }).click();
+  const op = pkg.getByTestId('operation');
+  await op.waitFor();
+  assert.equal(keys.length, 2);
+  assert.equal(keys[0], keys[1], 'a retry of one intent sends the same idempotency key');
+  assert.match(keys[0], /^console-[0-9a-f]{32}$/);
+  await waitFor(async () => ['ready', 'needs_user_action', 'failed'].includes(await op.getAttribute('data-state')), 'the operation to settle', 60000);
+  assert.equal((await call('GET', '/agents')).length, 1, 'one agent for the two submits');
+  const state = await op.getAttribute('data-state');
+  t.diagnostic(`the preparation settled ${state}: ${(await op.innerText()).replace(/\s+/g, ' ')}`);
+  if (state !== 'ready') assert.ok((await op.getByTestId('guidance').count()) === 1 || /: /.test(await op.innerText()), `a ${state} operation shows its error and guidance:\n${await op.innerText()}`);
+  await op.getByTestId('agent-link').click();
+  // The agent: its details, and a task sent to it.
+  const agent = page.getByTestId('agent');
+  await agent.waitFor();
+  agentURL = page.url();
+  assert.match(await agent.innerText(), /agent-one/);
+  await agent.getByLabel('Task for this agent').fill('Write the notes');
+  await agent.getByRole('button', { name: 'Send the task' }).click();
+  const receipt = agent.getByTestId('receipt');
+  await receipt.waitFor();
+  if (state === 'ready') {
+    await receipt.getByTestId('receipt-mission').click();
+    await page.getByTestId('mission-status').waitFor();
+    assert.match(page.url(), /\/mission\/\?id=/);
+  } else {
+    assert.equal(await receipt.getAttribute('data-state'), 'failed', await receipt.innerText());
+  }
+  // Devices: pair (the code, the URL, its QR code), exchange the code as a
+  // device would, then revoke after the confirmation.
+  await page.goto(base + '/devices/');
+  await page.getByLabel('Device name').fill('robot <b>one</b>');
+  await page.getByRole('button', { name: 'Make a pairing code' }).click();
+  const code = await page.getByTestId('pairing-code').innerText();
+  assert.match(code, /^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+  assert.match(await page.getByTestId('pairing-url').innerText(), /^aos:\/\/pair\?/);
+  await page.getByRole('img', { name: 'The pairing URL as a QR code' }).waitFor();
+  await shoot(page, 'devices-pairing-phone');
+  assert.deepEqual(await axeCheck(page, 'devices-pairing-phone'), []);
+  const ex = await fetch(direct + '/api/v1/device/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }) });
+  assert.equal(ex.status, 201, await ex.text());
+  await page.reload();
+  const dev = page.getByTestId('device').filter({ hasText: 'robot <b>one</b>' });
+  await dev.waitFor();
+  assert.equal(await page.getByTestId('devices').locator('b').count(), 0, 'a device name stays text');
+  await dev.getByRole('button', { name: 'Revoke…' }).click();
+  await dev.getByRole('button', { name: 'Keep it' }).click();
+  assert.ok(!(await call('GET', '/devices')).some((d) => d.revokedAt), 'Keep it revokes nothing');
+  await dev.getByRole('button', { name: 'Revoke…' }).click();
+  await dev.getByRole('button', { name: 'Revoke robot <b>one</b>' }).click();
+  await dev.getByText('revoked').waitFor();
+  assert.ok((await call('GET', '/devices')).every((d) => d.revokedAt), 'the device is revoked');
+  assert.deepEqual(bad.filter((b) => !/ERR_CONNECTION_RESET|net::ERR/.test(b)), []);
+  await ctx.close();
+});
+
 test('a third-party client driven by the spec reads the real API, and every answer type-checks against the generated types', async () => {
   assert.ok(session && gateMission, 'needs the earlier tests');
   // openapi-fetch, typed by web/src/schema.d.ts, over the owner's session.
@@ -826,6 +908,9 @@ test('every route is CSP-clean and axe-clean at phone and desktop width; the the
       ['spend', '/spend/', '[data-testid=spend-today]'],
       ['system', '/system/', '[data-testid=system-status]'],
       ['settings', '/settings/', '#cap'],
+      ['store', '/store/', '[data-testid=package]'],
+      ['devices', '/devices/', 'text=Pair a device'],
+      ...(agentURL ? [['agent', agentURL.slice(base.length), '[data-testid=agent]']] : [['agents', '/agents/', 'h1']]),
       ...(engineMissionURL ? [['engine-mission', engineMissionURL.slice(base.length), '[data-testid=engine-event]']] : []),
     ]) {
       await page.goto(base + path);
