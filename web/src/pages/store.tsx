@@ -116,10 +116,14 @@ function Prepare({ pkg, machineId }: { pkg: Package; machineId: string }) {
   const [err, setErr] = useState('');
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    if (!op || SETTLED.has(op.state)) return;
-    const t = window.setTimeout(() => {
-      api<Operation>('GET', `/operations/${encodeURIComponent(op.operationId)}`).then(setOp, (x) => setErr((x as Error).message));
-    }, 2000);
+    // needs_user_action is polled too, more slowly: once the owner fixed
+    // what it names (an engine check, a default model), a poll re-checks
+    // and the same operation becomes ready.
+    if (!op || op.state === 'ready' || op.state === 'failed') return;
+    const t = window.setTimeout(
+      () => api<Operation>('GET', `/operations/${encodeURIComponent(op.operationId)}`).then(setOp, (x) => setErr((x as Error).message)),
+      op.state === 'needs_user_action' ? 5000 : 2000,
+    );
     return () => clearTimeout(t);
   }, [op]);
   async function submit(e: Event) {
