@@ -25,6 +25,7 @@ var pages = map[string]bool{
 	"/home/": true, "/missions/": true, "/mission/": true, "/approvals/": true,
 	"/login/": true, "/setup/": true, "/projects/": true, "/policy/": true,
 	"/spend/": true, "/system/": true, "/settings/": true,
+	"/store/": true, "/agents/": true, "/devices/": true,
 }
 
 // Handler returns the console: "/" redirects to /home/, every page path

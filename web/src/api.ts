@@ -81,3 +81,20 @@ export type Project = Schemas['Project'];
 export type AosEvent = Loose<Schemas['Event']>;
 export type Settings = Schemas['Settings'];
 export type JSONValue = Schemas['JSONValue'];
+export type Package = Schemas['Package'];
+export type StoreList = Schemas['StoreListResult'];
+export type StoreInspect = Schemas['StoreInspectResult'];
+export type Operation = Schemas['Operation'];
+export type PrepareResult = Schemas['PrepareResult'];
+export type Agent = Schemas['Agent'];
+export type Receipt = Schemas['Receipt'];
+export type Device = Schemas['Device'];
+export type DevicePairing = Schemas['DevicePairing'];
+
+/** newKey is a fresh idempotency key: one per intent (a form opened),
+ * kept across retries of that intent. crypto.getRandomValues works in
+ * insecure contexts too (randomUUID does not). */
+export function newKey(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return 'console-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}

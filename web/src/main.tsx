@@ -11,6 +11,9 @@ import { MissionPage } from './pages/mission';
 import { Approvals } from './pages/approvals';
 import { SpendPage } from './pages/spend';
 import { SystemPage } from './pages/system';
+import { StorePage } from './pages/store';
+import { AgentsPage } from './pages/agents';
+import { DevicesPage } from './pages/devices';
 import { SettingsPage } from './pages/settings';
 import { ProjectsPage } from './pages/projects';
 import { PolicyPage } from './pages/policy';
@@ -31,6 +34,9 @@ const more: [string, string][] = [
   ['/policy/', 'Policy'],
   ['/spend/', 'Spend'],
   ['/system/', 'System'],
+  ['/store/', 'Store'],
+  ['/agents/', 'Agents'],
+  ['/devices/', 'Devices'],
   ['/settings/', 'Settings'],
 ];
 
@@ -101,6 +107,12 @@ function page(path: string, query: URLSearchParams) {
       return <SystemPage />;
     case '/settings/':
       return <SettingsPage />;
+    case '/store/':
+      return <StorePage />;
+    case '/agents/':
+      return <AgentsPage id={query.get('id') ?? ''} />;
+    case '/devices/':
+      return <DevicesPage />;
     default:
       return (
         <section>

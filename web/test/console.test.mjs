@@ -23,7 +23,7 @@ const DESKTOP = { width: 1280, height: 900 };
 const PASSWORD = 'correct horse battery staple';
 
 const procs = [];
-let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL;
+let tmp, base, direct, browser, hostileHits = 0, hostile, session, missionURL, aosEnv, engineMissionURL, agentURL;
 
 // totp is RFC 6238 (SHA-1, 30 s, 6 digits), as an authenticator app computes it.
 function totp(secretB32, at = Date.now()) {
@@ -149,6 +149,7 @@ before(async () => {
   mkdirSync(join(tmp, 'root'));
   Object.assign(env, { AOS_PUBLIC_ORIGIN: base, AOS_DATA_DIR: join(tmp, 'data'), AOS_ADDR: `127.0.0.1:${port}`, AOS_WORKSPACE_ROOT: join(tmp, 'root'), ANTHROPIC_BASE_URL: modelURL });
   // aos up prints where to open the console, then the setup token.
+  aosEnv = env;
   const up = await startProc(['up'], env, /open (http:\/\/\S+)\/setup\/ in a browser[\s\S]*setup token: (aos_setup_\S+)/, 'aos up');
   assert.equal(up[1], base, 'the printed console URL');
   process.env.SETUP_TOKEN = up[2];
@@ -724,6 +725,135 @@ test("a mission's runs show as a tree; choosing a run shows its timeline", async
   await ctx.close();
 });
 
+test("an external engine's work shows in the timeline, one text row per engine event", async () => {
+  assert.ok(session, 'needs the first test');
+  // A real command: engine (the Go test engine of internal/backend), self-
+  // tested once as aos requires, run by the real worker in its sandbox.
+  const engine = join(tmp, 'testengine');
+  await new Promise((resolve, reject) => {
+    const p = spawn('go', ['build', '-o', engine, './internal/backend/testdata/testengine'], { cwd: join(here, '..', '..'), stdio: 'inherit' });
+    p.on('exit', (c) => (c === 0 ? resolve() : reject(new Error(`go build testengine: exit ${c}`))));
+  });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    const p = spawn(BIN, ['engine', 'check', `command:${engine}`], { env: aosEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout.on('data', (b) => (out += b));
+    p.stderr.on('data', (b) => (out += b));
+    p.on('exit', (c) => (c === 0 ? resolve() : reject(new Error(`aos engine check: exit ${c}\n${out}`))));
+  });
+  const { ctx, page, bad, call, projectId } = await ownerAPI(PHONE);
+  const m = await call('POST', '/missions', { objective: 'Write hello mode:edit', engine: `command:${engine}`, budgetUsd: 1, projectId });
+  engineMissionURL = base + `/mission/?id=${m.id}`;
+  await page.goto(engineMissionURL);
+  const rows = page.getByTestId('timeline').getByTestId('engine-event');
+  await rows.filter({ hasText: 'engine COMPLETED: did edit' }).waitFor({ timeout: 60000 });
+  const started = rows.and(page.locator('[data-kind="engine.started"]'));
+  assert.match(await started.innerText(), /^▶ engine command:\S*testengine on \S+ \(base [0-9a-f]{12}\)$/);
+  assert.match(await rows.and(page.locator('[data-kind="engine.finished"]')).innerText(), /^◀ engine COMPLETED: did edit \(0 model calls, \$0\.0000\)$/);
+  // The engine's own verification command is not on the owner's allowlist: a refused row.
+  assert.match(await rows.and(page.locator('[data-kind="verify.command"]')).first().innerText(), /^✓\? \/bin\/sh check\.sh — refused: /);
+  // Engine text stays text: every row is a span with no element inside it.
+  assert.equal(await rows.locator('a, img, script, iframe, [onerror]').count(), 0);
+  await shoot(page, 'engine-mission-phone');
+  assert.deepEqual(await axeCheck(page, 'engine-mission-phone'), []);
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('the store prepares an agent (a retried submit keeps its key), the agent takes a task, and a device is paired and revoked', async (t) => {
+  assert.ok(session, 'needs the first test');
+  const { ctx, page, bad, call } = await ownerAPI(PHONE);
+  await page.goto(base + '/store/');
+  const pkg = page.locator('[data-testid=package][data-package="aos/go-service"]');
+  await pkg.waitFor();
+  assert.match(await pkg.innerText(), /official/);
+  assert.match(await pkg.getByTestId('package-state').innerText(), /readiness/);
+  await pkg.getByRole('button', { name: 'Inspect' }).click();
+  await pkg.getByTestId('inspect').waitFor();
+  // The first submit reaches the server, but its answer is lost on the
+  // way back: the retry must send the same key and get the same operation.
+  const keys = [];
+  let lost = false;
+  await page.route('**/api/v1/agents/prepare', async (route) => {
+    keys.push(JSON.parse(route.request().postData()).idempotencyKey);
+    if (!lost) {
+      lost = true;
+      await route.fetch();
+      return route.abort('connectionreset');
+    }
+    return route.continue();
+  });
+  // A default model with no provider key for it: the agent's builtin
+  // engine cannot start yet, so the preparation needs the owner.
+  const before = await call('GET', '/settings');
+  await call('PUT', '/settings', { defaultModel: 'gpt-5' });
+  await pkg.getByLabel('New workspace name (optional)').fill('agent-one');
+  await pkg.getByRole('button', { name: 'Prepare an agent' }).click();
+  await pkg.getByRole('alert').waitFor();
+  await pkg.getByRole('button', { name: 'Prepare an agent' }).click();
+  const op = pkg.getByTestId('operation');
+  await op.waitFor();
+  assert.equal(keys.length, 2);
+  assert.equal(keys[0], keys[1], 'a retry of one intent sends the same idempotency key');
+  assert.match(keys[0], /^console-[0-9a-f]{32}$/);
+  await op.and(page.locator('[data-state=needs_user_action]')).waitFor({ timeout: 60000 });
+  assert.equal((await call('GET', '/agents')).length, 1, 'one agent for the two submits');
+  t.diagnostic((await op.innerText()).replace(/\s+/g, ' '));
+  assert.match(await op.innerText(), /ENGINE_ACTION_REQUIRED: engine builtin cannot start/);
+  assert.match(await op.getByTestId('guidance').innerText(), /make the agent's engine usable/);
+  await shoot(page, 'store-needs-action-phone');
+  assert.deepEqual(await axeCheck(page, 'store-needs-action-phone'), []);
+  // The owner sets a default model: the page's next poll makes the same operation ready.
+  await call('PUT', '/settings', { defaultModel: 'script:question' });
+  await op.and(page.locator('[data-state=ready]')).waitFor({ timeout: 30000 });
+  if (before.defaultModel) await call('PUT', '/settings', { defaultModel: before.defaultModel });
+  await op.getByTestId('agent-link').click();
+  // The agent: its details, and a task sent to it.
+  const agent = page.getByTestId('agent');
+  await agent.waitFor();
+  agentURL = page.url();
+  assert.match(await agent.innerText(), /agent-one/);
+  await agent.getByLabel('Task for this agent').fill('Write the notes');
+  await agent.getByRole('button', { name: 'Send the task' }).click();
+  const receipt = agent.getByTestId('receipt');
+  await receipt.waitFor();
+  const missions = await call('GET', '/missions');
+  const sent = missions.find((m) => /Write the notes/.test(m.title ?? ''));
+  assert.ok(sent, 'the task became a mission');
+  await receipt.getByTestId('receipt-mission').click();
+  await page.getByTestId('mission-status').waitFor();
+  assert.equal(page.url(), base + `/mission/?id=${sent.id}`);
+  // The task's mission (script:question) would wait for an answer: cancel it, so the inbox stays empty.
+  await call('POST', `/missions/${sent.id}/cancel`);
+  await waitFor(async () => ENDED.has((await call('GET', `/missions/${sent.id}`)).status), 'the task mission to end');
+  // Devices: pair (the code, the URL, its QR code), exchange the code as a
+  // device would, then revoke after the confirmation.
+  await page.goto(base + '/devices/');
+  await page.getByLabel('Device name').fill('robot <b>one</b>');
+  await page.getByRole('button', { name: 'Make a pairing code' }).click();
+  const code = await page.getByTestId('pairing-code').innerText();
+  assert.match(code, /^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
+  assert.match(await page.getByTestId('pairing-url').innerText(), /^aos:\/\/pair\?/);
+  await page.getByRole('img', { name: 'The pairing URL as a QR code' }).waitFor();
+  await shoot(page, 'devices-pairing-phone');
+  assert.deepEqual(await axeCheck(page, 'devices-pairing-phone'), []);
+  const ex = await fetch(direct + '/api/v1/device/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }) });
+  assert.equal(ex.status, 201, await ex.text());
+  await page.reload();
+  const dev = page.getByTestId('device').filter({ hasText: 'robot <b>one</b>' });
+  await dev.waitFor();
+  assert.equal(await page.getByTestId('devices').locator('b').count(), 0, 'a device name stays text');
+  await dev.getByRole('button', { name: 'Revoke…' }).click();
+  await dev.getByRole('button', { name: 'Keep it' }).click();
+  assert.ok(!(await call('GET', '/devices')).some((d) => d.revokedAt), 'Keep it revokes nothing');
+  await dev.getByRole('button', { name: 'Revoke…' }).click();
+  await dev.getByRole('button', { name: 'Revoke robot <b>one</b>' }).click();
+  await dev.getByText('revoked').waitFor();
+  assert.ok((await call('GET', '/devices')).every((d) => d.revokedAt), 'the device is revoked');
+  assert.deepEqual(bad.filter((b) => !/ERR_CONNECTION_RESET|net::ERR/.test(b)), []);
+  await ctx.close();
+});
+
 test('a third-party client driven by the spec reads the real API, and every answer type-checks against the generated types', async () => {
   assert.ok(session && gateMission, 'needs the earlier tests');
   // openapi-fetch, typed by web/src/schema.d.ts, over the owner's session.
@@ -790,6 +920,10 @@ test('every route is CSP-clean and axe-clean at phone and desktop width; the the
       ['spend', '/spend/', '[data-testid=spend-today]'],
       ['system', '/system/', '[data-testid=system-status]'],
       ['settings', '/settings/', '#cap'],
+      ['store', '/store/', '[data-testid=package]'],
+      ['devices', '/devices/', 'text=Pair a device'],
+      ...(agentURL ? [['agent', agentURL.slice(base.length), '[data-testid=agent]']] : [['agents', '/agents/', 'h1']]),
+      ...(engineMissionURL ? [['engine-mission', engineMissionURL.slice(base.length), '[data-testid=engine-event]']] : []),
     ]) {
       await page.goto(base + path);
       await page.locator(ready).first().waitFor();

@@ -3,7 +3,10 @@
 // steps merged with events by seq; model text streamed from model.delta
 // through the ordering gate, deltagate.ts), windowed past a few hundred
 // rows (components/vlist.tsx), pending waits inline, a composer for
-// steering messages, cancel and retry. Every string a model or a tool
+// steering messages, cancel and retry. An external engine's work shows
+// as one line per event (engine.ts): the journaled engine.* emits, and the
+// live-only engine.event / engine.model_call placed after the step that
+// was newest when they arrived. Every string a model, a tool or an engine
 // wrote goes through clean() into a text node.
 import { Component } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -12,6 +15,7 @@ import { RunTree } from '../components/runtree';
 import { VirtualList, type Row } from '../components/vlist';
 import { Diff, WaitCard } from '../components/wait';
 import { DeltaGate } from '../deltagate';
+import { ENGINE_KINDS, engineLine } from '../engine';
 import { RESYNC, subscribe } from '../events';
 import { navigate } from '../router';
 import { clean } from '../text';
@@ -27,6 +31,17 @@ function consumed(steps: Step[]): Set<number> {
   const ids = new Set<number>();
   for (const s of steps) if (s.kind === 'owner_messages' && Array.isArray(s.result?.messages)) for (const m of s.result.messages) ids.add(Number(m.id));
   return ids;
+}
+
+// Live engine rows kept per mission view: the oldest go past this many.
+const MAX_ENGINE_ROWS = 1000;
+
+/** EngineRow is a live-only engine event, shown after step `after`. */
+interface EngineRow {
+  n: number;
+  after: number;
+  kind: string;
+  payload: any;
 }
 
 interface Live {
@@ -51,7 +66,7 @@ async function allSteps(runId: string): Promise<Step[]> {
 function shown(s: Step): boolean {
   if (HIDDEN.has(s.kind)) return false;
   if (s.kind === 'model_call') return s.status !== 'started'; // the streaming item shows it
-  if (s.kind === 'emit') return s.name === 'policy.decision';
+  if (s.kind === 'emit') return s.name === 'policy.decision' || (ENGINE_KINDS.has(s.name) && engineLine(s.name, s.request) !== null);
   if (s.kind === 'owner_messages') return Array.isArray(s.result?.messages) && s.result.messages.length > 0;
   return true;
 }
@@ -66,7 +81,10 @@ export function MissionPage({ id }: { id: string }) {
   const [live, setLive] = useState<Live | null>(null);
   const [messages, setMessages] = useState<{ id: number; text: string }[]>([]);
   const [err, setErr] = useState('');
+  const [engine, setEngine] = useState<EngineRow[]>([]);
+  const [usage, setUsage] = useState<AosEvent | null>(null);
   const rootRef = useRef('');
+  const maxSeq = useRef(-1);
 
   useEffect(() => {
     let alive = true;
@@ -74,6 +92,10 @@ export function MissionPage({ id }: { id: string }) {
     const gate = new DeltaGate();
     setSteps(new Map());
     setLive(null);
+    setEngine([]);
+    setUsage(null);
+    maxSeq.current = -1;
+    let n = 0;
     async function load() {
       try {
         const m = await api<Mission>('GET', `/missions/${encodeURIComponent(id)}`);
@@ -89,6 +111,7 @@ export function MissionPage({ id }: { id: string }) {
         ]);
         if (!alive) return;
         gate.seed(ss);
+        for (const s of ss) maxSeq.current = Math.max(maxSeq.current, s.seq);
         setRun(r);
         setRuns(rs ?? []);
         setSteps((old) => {
@@ -111,7 +134,16 @@ export function MissionPage({ id }: { id: string }) {
       for (const e of gate.admit(ev)) apply(e);
     });
     const apply = (e: AosEvent) => {
+      if (e.runId === rootRef.current && typeof e.seq === 'number') maxSeq.current = Math.max(maxSeq.current, e.seq);
       switch (e.kind) {
+        case 'engine.event':
+          if (e.runId !== rootRef.current || !engineLine(e.kind, e.payload)) break;
+          setEngine((rs) => [...rs.slice(-(MAX_ENGINE_ROWS - 1)), { n: n++, after: maxSeq.current, kind: e.kind, payload: e.payload }]);
+          break;
+        case 'engine.model_call':
+          // One line, updated in place: the proxy's running total.
+          if (e.runId === rootRef.current) setUsage(e);
+          break;
         case 'model.delta':
           if (e.runId !== rootRef.current) break;
           setLive((l) => {
@@ -173,7 +205,15 @@ export function MissionPage({ id }: { id: string }) {
   if (!mission) return <p class="empty">Loading…</p>;
   const ended = ENDED.has(mission.status);
   const budget = run?.budget?.usd ?? Number(mission.spec?.budgetUsd ?? 0);
-  const rows: Row[] = ordered.filter(shown).map((s) => ({ key: `s${s.seq}`, node: <StepItem step={s} ended={ended} executed={executed} /> }));
+  const after = new Map<number, EngineRow[]>();
+  for (const r of engine) after.set(r.after, [...(after.get(r.after) ?? []), r]);
+  const engineRows = (seq: number): Row[] => (after.get(seq) ?? []).map((r) => ({ key: `e${r.n}`, node: <EngineItem kind={r.kind} payload={r.payload} /> }));
+  const rows: Row[] = engineRows(-1);
+  for (const s of ordered) {
+    if (shown(s)) rows.push({ key: `s${s.seq}`, node: <StepItem step={s} ended={ended} executed={executed} /> });
+    rows.push(...engineRows(s.seq));
+  }
+  if (usage && !ended) rows.push({ key: 'usage', node: <EngineItem kind={usage.kind} payload={usage.payload} /> });
   for (const m of messages) {
     if (read.has(m.id)) continue;
     rows.push({
@@ -367,6 +407,7 @@ function stepRow(step: Step, ended: boolean, executed: Set<unknown>, li: Record<
     );
   }
   if (step.kind === 'emit') {
+    if (ENGINE_KINDS.has(step.name)) return <EngineItem kind={step.name} payload={step.request} {...li} />;
     if (step.name !== 'policy.decision') return null;
     const d = step.request ?? {};
     return (
@@ -418,6 +459,17 @@ function stepRow(step: Step, ended: boolean, executed: Set<unknown>, li: Record<
       <span class="tag">
         {clean(step.kind)} {clean(step.name)} {interrupted ? '(interrupted)' : step.status === 'started' ? '…' : ''}
       </span>
+    </li>
+  );
+}
+
+/** EngineItem is one engine event's row: plain text, no markup from the engine. */
+function EngineItem({ kind, payload, ...li }: { kind: string; payload: any } & Record<string, unknown>) {
+  const l = engineLine(kind, payload);
+  if (!l) return null;
+  return (
+    <li {...li} data-testid="engine-event" data-kind={kind}>
+      <span class={l.bad ? 'tag bad' : 'tag'}>{l.text}</span>
     </li>
   );
 }

@@ -1,0 +1,128 @@
+// Agents: the prepared agents (docs/AGENTS.md), one agent's details, and
+// sending it a task. The send's idempotency key is made once per intent
+// (a task typed) and kept across retries of that task; the receipt links
+// to the mission the task became.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, newKey, type Agent, type Receipt, type StoreList } from '../api';
+import { clean } from '../text';
+
+export function AgentsPage({ id }: { id: string }) {
+  const [list, setList] = useState<Agent[] | null>(null);
+  const [err, setErr] = useState('');
+  useEffect(() => {
+    api<Agent[]>('GET', '/agents').then(setList, (x) => setErr((x as Error).message));
+  }, []);
+  return (
+    <section>
+      <h1>Agents</h1>
+      {err && <p class="error" role="alert">{err}</p>}
+      {id && <AgentDetail id={id} />}
+      {list && list.length === 0 && (
+        <p class="empty">
+          No agent yet. Prepare one from the <a href="/store/">store</a>.
+        </p>
+      )}
+      <ul class="list" data-testid="agents">
+        {list?.map((a) => (
+          <li>
+            <a class="item card" href={`/agents/?id=${encodeURIComponent(a.agentId)}`} aria-current={a.agentId === id ? 'true' : undefined}>
+              <strong>{clean(a.packageId ?? a.agentId)}</strong> <span class="tag">{clean(a.state ?? a.runtime)}</span>
+              <div class="meta mono">{clean(a.workspace)}</div>
+            </a>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function AgentDetail({ id }: { id: string }) {
+  const [a, setA] = useState<Agent | null>(null);
+  const [err, setErr] = useState('');
+  useEffect(() => {
+    setA(null);
+    api<Agent>('GET', `/agents/${encodeURIComponent(id)}`).then(setA, (x) => setErr((x as Error).message));
+  }, [id]);
+  if (err) return <p class="error" role="alert">{err}</p>;
+  if (!a) return <p class="empty">Loading…</p>;
+  return (
+    <div class="card" data-testid="agent">
+      <h2>{clean(a.packageId ?? 'Agent')}</h2>
+      <dl class="kv">
+        <dt>Agent</dt>
+        <dd class="mono">{clean(a.agentId)}</dd>
+        <dt>Workspace</dt>
+        <dd class="mono">{clean(a.workspace)}</dd>
+        <dt>Engine</dt>
+        <dd>{clean(a.engine)}</dd>
+        <dt>State</dt>
+        <dd>{clean(a.state ?? a.runtime)}</dd>
+      </dl>
+      {a.error && (
+        <p class="error">
+          {clean(a.error.code)}: {clean(a.error.message)}
+        </p>
+      )}
+      <SendTask agent={a} />
+    </div>
+  );
+}
+
+function SendTask({ agent }: { agent: Agent }) {
+  const key = useRef(''); // one intent: made when the task is typed, kept across retries
+  const [text, setText] = useState('');
+  const [receipt, setReceipt] = useState<Receipt | null>(null);
+  const [err, setErr] = useState('');
+  const [busy, setBusy] = useState(false);
+  async function submit(e: Event) {
+    e.preventDefault();
+    if (!text.trim()) return;
+    setErr('');
+    setBusy(true);
+    try {
+      if (!key.current) key.current = newKey();
+      const { machineId } = await api<StoreList>('GET', '/store/packages?limit=1');
+      const r = await api<Receipt>('POST', '/turns', { machineId, agentId: agent.agentId, idempotencyKey: key.current, text: text.trim() });
+      setReceipt(r);
+      if (r.state !== 'failed') {
+        setText('');
+        key.current = ''; // the next task is a new intent
+      }
+    } catch (x) {
+      setErr((x as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form onSubmit={submit} data-testid="send-task">
+      <label for="task">Task for this agent</label>
+      <textarea
+        id="task"
+        rows={3}
+        maxLength={20000}
+        value={text}
+        onInput={(e) => {
+          const v = (e.target as HTMLTextAreaElement).value;
+          if (v.trim() !== text.trim()) key.current = ''; // a different task is a new intent
+          setText(v);
+        }}
+      />
+      <div class="actions">
+        <button class="primary" type="submit" disabled={busy || !text.trim()}>Send the task</button>
+      </div>
+      {err && <p class="error" role="alert">{err}</p>}
+      {receipt && (
+        <p data-testid="receipt" data-state={receipt.state}>
+          {receipt.duplicate ? 'Already sent' : 'Sent'} ({clean(receipt.state)})
+          {receipt.error && ` — ${clean(receipt.error.code)}: ${clean(receipt.error.message)}`}{' '}
+          {receipt.missionId && (
+            <a href={`/mission/?id=${encodeURIComponent(receipt.missionId)}`} data-testid="receipt-mission">
+              Open the mission
+            </a>
+          )}
+        </p>
+      )}
+    </form>
+  );
+}
