@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,8 +14,9 @@ import (
 )
 
 // startServer runs `aos server args...` until the test ends and returns
-// its API base URL and its output so far.
-func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
+// its API base URL and its output so far; the server reads getenv as its
+// environment.
+func startServer(t *testing.T, getenv func(string) string, args ...string) (string, *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := NewServerCmd("v-test")
@@ -24,7 +24,7 @@ func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
 	srv.SetOut(out)
 	srv.SetArgs(args)
 	done := make(chan error, 1)
-	go func() { done <- srv.ExecuteContext(withEnv(ctx, os.Getenv)) }() // the test's t.Setenv values
+	go func() { done <- srv.ExecuteContext(withEnv(ctx, getenv)) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -52,16 +52,12 @@ func startServer(t *testing.T, args ...string) (string, *syncBuffer) {
 // --no-setup-token (as aos up starts it) it prints none; the key file is
 // created 0600.
 func TestServerPrintsSetupToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("AOS_DATA_DIR", dir+"/data")
-	t.Setenv("AOS_WORKSPACE_ROOT", dir+"/ws")
-	t.Setenv("AOS_DATABASE_URL", "")
-	t.Setenv("AOS_ADDR", "127.0.0.1:0")
-	t.Setenv("AOS_LOG_LEVEL", "debug")
-	t.Setenv("AOS_SECRET_KEY", "")
-	t.Setenv("AOS_PUBLIC_ORIGIN", "")
+	getenv := mapEnv(map[string]string{"AOS_DATA_DIR": dir + "/data", "AOS_WORKSPACE_ROOT": dir + "/ws", "XDG_CONFIG_HOME": dir + "/config",
+		"AOS_ADDR": "127.0.0.1:0", "AOS_LOG_LEVEL": "debug"})
 
-	quietBase, quiet := startServer(t, "--no-setup-token")
+	quietBase, quiet := startServer(t, getenv, "--no-setup-token")
 	// The server answers only once it is past its banner, so after a
 	// health response a missing token is not just a token not printed yet.
 	resp, err := http.Get(quietBase + "/health")
@@ -72,7 +68,7 @@ func TestServerPrintsSetupToken(t *testing.T) {
 	if strings.Contains(quiet.String(), "aos_setup_") {
 		t.Fatalf("--no-setup-token printed a token:\n%s", quiet.String())
 	}
-	base, out := startServer(t)
+	base, out := startServer(t, getenv)
 	// The banner comes after the URL: wait for it (the URL line alone
 	// raced it on a loaded CI machine).
 	tokRe := regexp.MustCompile(`setup token: (aos_setup_\S+)`)
@@ -100,13 +96,9 @@ func TestServerPrintsSetupToken(t *testing.T) {
 // setup token) while the owner is to be created, and aos login --server
 // URL (without a token) afterwards.
 func TestUpBanner(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("AOS_DATA_DIR", dir+"/data")
-	t.Setenv("AOS_WORKSPACE_ROOT", dir+"/ws")
-	t.Setenv("AOS_DATABASE_URL", "")
-	t.Setenv("AOS_SECRET_KEY", "")
-	t.Setenv("AOS_PUBLIC_ORIGIN", "")
-	cfg, err := config.FromEnv(os.Getenv)
+	cfg, err := config.FromEnv(mapEnv(map[string]string{"AOS_DATA_DIR": dir + "/data", "AOS_WORKSPACE_ROOT": dir + "/ws"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,9 @@ import (
 // the route, check refuses a bad file with file:line: field and exit 1,
 // and hostile text in a value is refused, never printed raw.
 func TestConfigCmd(t *testing.T) {
+	t.Parallel()
 	xdg, proj := t.TempDir(), t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
+	getenv := mapEnv(map[string]string{"XDG_CONFIG_HOME": xdg})
 	write := func(path, s string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -33,7 +34,7 @@ func TestConfigCmd(t *testing.T) {
 		cmd := newConfigCmd()
 		cmd.SetArgs(append(args, "--project", proj))
 		cmd.SetOut(&o)
-		code = int(execute(withEnv(context.Background(), os.Getenv), cmd, &e))
+		code = int(execute(withEnv(context.Background(), getenv), cmd, &e))
 		return o.String(), e.String(), code
 	}
 	out, stderr, code := run("show")

@@ -11,6 +11,7 @@ import (
 // into words) says what is missing, shows the usage and exits 2, before it
 // opens anything.
 func TestRunWithoutObjective(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -22,13 +23,14 @@ func TestRunWithoutObjective(t *testing.T) {
 		{"unquoted objective", []string{"run", "fix", "it"}, "give the objective as one argument, in quotes (got 2 arguments)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("AOS_DATA_DIR", t.TempDir()) // nothing may be opened there anyway
+			t.Parallel()
+			getenv := mapEnv(map[string]string{"AOS_DATA_DIR": t.TempDir()}) // nothing may be opened there anyway
 			cmd := NewRootCmd("test")
 			cmd.SetArgs(tc.args)
 			var out, errOut bytes.Buffer
 			cmd.SetOut(&out)
 			cmd.SetErr(&errOut)
-			code := execute(context.Background(), cmd, &errOut)
+			code := execute(withEnv(context.Background(), getenv), cmd, &errOut)
 			if code != exitUsage {
 				t.Errorf("exit %d, want %d", code, exitUsage)
 			}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -35,12 +34,10 @@ func (s *syncBuffer) String() string {
 // database, aos server serves the API with it, and aos token revoke shuts
 // it out; Ctrl-C (the context) stops the server cleanly.
 func TestServerAndTokenCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("AOS_DATA_DIR", dir+"/data")
-	t.Setenv("AOS_WORKSPACE_ROOT", dir+"/ws")
-	t.Setenv("AOS_DATABASE_URL", "")
-	t.Setenv("AOS_ADDR", "127.0.0.1:0")
-	t.Setenv("AOS_LOG_LEVEL", "error")
+	getenv := mapEnv(map[string]string{"AOS_DATA_DIR": dir + "/data", "AOS_WORKSPACE_ROOT": dir + "/ws", "XDG_CONFIG_HOME": dir + "/config",
+		"AOS_ADDR": "127.0.0.1:0", "AOS_LOG_LEVEL": "error"})
 
 	run := func(args ...string) string {
 		t.Helper()
@@ -49,7 +46,7 @@ func TestServerAndTokenCommands(t *testing.T) {
 		cmd.SetOut(&out)
 		cmd.SetErr(io.Discard)
 		cmd.SetArgs(args)
-		if err := cmd.ExecuteContext(withEnv(context.Background(), os.Getenv)); err != nil {
+		if err := cmd.ExecuteContext(withEnv(context.Background(), getenv)); err != nil {
 			t.Fatalf("token %v: %v", args, err)
 		}
 		return out.String()
@@ -64,7 +61,7 @@ func TestServerAndTokenCommands(t *testing.T) {
 	}
 	id := regexp.MustCompile(`tok_[0-9a-f]+`).FindString(ls)
 
-	base, _ := startServer(t)
+	base, _ := startServer(t, getenv)
 	get := func(path, tok string) int {
 		t.Helper()
 		req, _ := http.NewRequest("GET", base+path, nil)

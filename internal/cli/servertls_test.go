@@ -107,13 +107,11 @@ func TestPlainHTTPWarning(t *testing.T) {
 // HTTPS only, says so in its banner, and the owner's session cookie is the
 // Secure __Host- one.
 func TestServerServesTLS(t *testing.T) {
+	t.Parallel()
 	certFile, keyFile, pool := selfSigned(t)
 	dir := t.TempDir()
-	for k, v := range map[string]string{"AOS_DATA_DIR": dir + "/data", "AOS_WORKSPACE_ROOT": dir + "/ws", "AOS_DATABASE_URL": "",
-		"AOS_ADDR": "127.0.0.1:0", "AOS_SECRET_KEY": "", "AOS_PUBLIC_ORIGIN": "", "AOS_TLS_CERT": certFile, "AOS_TLS_KEY": keyFile} {
-		t.Setenv(k, v)
-	}
-	_, out := startServer(t)
+	_, out := startServer(t, mapEnv(map[string]string{"AOS_DATA_DIR": dir + "/data", "AOS_WORKSPACE_ROOT": dir + "/ws", "XDG_CONFIG_HOME": dir + "/config",
+		"AOS_ADDR": "127.0.0.1:0", "AOS_TLS_CERT": certFile, "AOS_TLS_KEY": keyFile}))
 	tokRe := regexp.MustCompile(`setup token: (aos_setup_\S+)`)
 	urlRe := regexp.MustCompile(`https://(\S+)/api/v1`)
 	for deadline := time.Now().Add(10 * time.Second); tokRe.FindString(out.String()) == ""; time.Sleep(10 * time.Millisecond) {

@@ -76,7 +76,7 @@ func TestGitSeesNoWorkerEnv(t *testing.T) {
 		"GIT_CONFIG_GLOBAL":     t.TempDir() + "/owner.gitconfig",
 	}
 	for k, v := range hostile {
-		t.Setenv(k, v)
+		t.Setenv(k, v) // gitx.Run scrubs the process environment a real git would inherit; that is what is tested
 	}
 	home, _ := os.UserHomeDir()
 	writeFile(t, repo+"/.gitattributes", "a.txt filter=x\n*.txt filter=y\n", 0o644)

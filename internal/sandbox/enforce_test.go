@@ -287,6 +287,7 @@ func TestRemountAndUnshareRefused(t *testing.T) {
 }
 
 func TestEnvironmentAllowlist(t *testing.T) {
+	// The process environment is what is tested: what a sandboxed child could inherit from the worker.
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-canary")
 	t.Setenv("AOS_SECRET", "canary")
 	st := newSetup(t)

@@ -150,7 +150,7 @@ func TestFailClosed(t *testing.T) {
 		cfg  func(t *testing.T) sandbox.Config
 	}{
 		{"bwrap hidden from PATH", func(t *testing.T) sandbox.Config {
-			t.Setenv("PATH", t.TempDir())
+			t.Setenv("PATH", t.TempDir()) // sandbox.New finds bwrap with exec.LookPath, which reads the process's PATH
 			return sandbox.Config{}
 		}},
 		{"probe made to fail", func(t *testing.T) sandbox.Config {

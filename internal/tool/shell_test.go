@@ -62,7 +62,7 @@ func TestShellFailsClosed(t *testing.T) {
 	}{
 		{"no sandbox", func(t *testing.T) *tool.Context { return newTC(t) }},
 		{"bwrap hidden", func(t *testing.T) *tool.Context {
-			t.Setenv("PATH", t.TempDir())
+			t.Setenv("PATH", t.TempDir()) // sandbox.New finds bwrap with exec.LookPath, which reads the process's PATH
 			return newSandboxTC(t, sandbox.Config{})
 		}},
 		{"probe fails", func(t *testing.T) *tool.Context {

@@ -204,7 +204,7 @@ func TestErrors(t *testing.T) {
 // process environment by default; the compat adapter must not forward it.
 func TestOpenAIKeyNotSentToLocalEndpoint(t *testing.T) {
 	const key = "sk-proj-REAL-KEY-must-not-leak"
-	t.Setenv("OPENAI_API_KEY", key)
+	t.Setenv("OPENAI_API_KEY", key) // the openai SDK itself reads the process environment; that is what is tested
 	var mu sync.Mutex
 	var auth []string
 	inner := script.NewServer(nil, script.Options{})

@@ -22,7 +22,7 @@ func longDB(t *testing.T) (tmp, db string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
-	t.Setenv("TMPDIR", tmp)
+	t.Setenv("TMPDIR", tmp) // the fallback bus dir is under os.TempDir, the one every process of the database agrees on
 	return tmp, filepath.Join(tmp, strings.Repeat("d", 80), "aos.db")
 }
 
