@@ -50,7 +50,9 @@ func TestCreateMissionEngine(t *testing.T) {
 		{"", "", "aos.agent"},
 		{"nope", "", ""},
 		{"command:rel/path", "", ""},
-		{"command:/usr/bin/true", "open", ""},
+		// Network open reaches an engine too (issue 12); a bad value does not.
+		{"command:/usr/bin/true", "open", backend.LogicName},
+		{"command:/usr/bin/true", "bogus", ""},
 	} {
 		m, err := svc.CreateMission(context.Background(), "test", mission.CreateRequest{Objective: "x", Workspace: "p", Model: "claude-opus-5-5",
 			Engine: tc.engine, Network: tc.network, Verify: [][]string{{"go", "test", "./..."}}})
