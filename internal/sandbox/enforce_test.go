@@ -115,6 +115,14 @@ func (l *listeners) sendTo(ip string) string {
 		ip, l.tcp.Addr().(*net.TCPAddr).Port, l.udp.LocalAddr().(*net.UDPAddr).Port)
 }
 
+// sendRepeatedly is sendTo with five datagrams 200 ms apart: slirp4netns
+// ends with the command, so a single datagram still queued in it can be
+// lost on a loaded machine (the positive control's flake); more sends also
+// make the negative checks stricter.
+func (l *listeners) sendRepeatedly(ip string) string {
+	return l.sendTo(ip) + fmt.Sprintf("for i in 1 2 3 4; do sleep 0.2; echo hi > /dev/udp/%s/%d; done;", ip, l.udp.LocalAddr().(*net.UDPAddr).Port)
+}
+
 // reached reports whether a TCP connection and a datagram arrived within
 // wait; it returns as soon as both did.
 func (l *listeners) reached(wait time.Duration) (tcp, udp bool) {
@@ -180,7 +188,7 @@ func TestNetworkNoHostLoopback(t *testing.T) {
 	}
 	ext := listen(t, ip)
 	for _, n := range networks(t) {
-		out := st.sh(t, n, ext.sendTo(ip))
+		out := st.sh(t, n, ext.sendRepeatedly(ip))
 		want := n == sandbox.NetworkOpen
 		wait := 300 * time.Millisecond // Run returned: its slirp4netns is gone
 		if want {
