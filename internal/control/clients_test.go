@@ -70,8 +70,18 @@ func TestClientOperations(t *testing.T) {
 	if err := f.client.Call(ctx, control.OpClientDetail, "c3", control.ClientDetailArgs{From: "viewer", To: "console", Detail: json.RawMessage(`{"mission":"m1"}`)}, &detail); err != nil || detail.Kind != "console" || detail.State != clients.StateConnected {
 		t.Fatalf("client.detail: %+v %v", detail, err)
 	}
-	b, _ := os.ReadFile(logPath)
-	if want := fmt.Sprintf(`console %d detail {"mission":"m1"}`, detail.PID); !strings.Contains(string(b), want) {
+	// The console process logs the detail when it reads it: poll its log
+	// with a deadline (the answer comes when the detail was handed over,
+	// not when the child wrote it down).
+	want := fmt.Sprintf(`console %d detail {"mission":"m1"}`, detail.PID)
+	var b []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ = os.ReadFile(logPath)
+		if strings.Contains(string(b), want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(string(b), want) {
 		t.Errorf("the console did not get the detail (%q):\n%s", want, b)
 	}
 	before := f.commandsRevision(t)
