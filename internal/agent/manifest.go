@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/aos-run/aos/internal/mission"
 )
 
 // ManifestFile is the name of a package's manifest in its directory.
@@ -85,9 +88,11 @@ func ParseManifest(b []byte) (Manifest, error) {
 			return m, fmt.Errorf("manifest: %s must be 1..500 bytes of text without control characters", name)
 		}
 	}
-	if m.Engine != "builtin" && !strings.HasPrefix(m.Engine, "codex") && !strings.HasPrefix(m.Engine, "claude") &&
-		!strings.HasPrefix(m.Engine, "openclaw") && !strings.HasPrefix(m.Engine, "command:") {
-		return m, fmt.Errorf("manifest: engine %q is not builtin or an external engine", m.Engine)
+	if m.Engine == "" {
+		return m, errors.New("manifest: engine is required (builtin or an external engine)")
+	}
+	if err := mission.ValidEngine(m.Engine); err != nil {
+		return m, fmt.Errorf("manifest: %w", err)
 	}
 	if m.ViewerPackageID != nil && !packageIDRe().MatchString(*m.ViewerPackageID) {
 		return m, fmt.Errorf("manifest: viewerPackageId %q is not a package id", *m.ViewerPackageID)

@@ -25,6 +25,8 @@ func TestParseManifestStrict(t *testing.T) {
 		"no name":         strings.Replace(goodManifest, `"name":"N"`, `"name":""`, 1),
 		"control":         strings.Replace(goodManifest, `"D"`, `"a\u001b[2Jb"`, 1),
 		"engine":          strings.Replace(goodManifest, `"builtin"`, `"bash -c x"`, 1),
+		"engine prefix":   strings.Replace(goodManifest, `"builtin"`, `"codexfoo"`, 1),
+		"engine escape":   strings.Replace(goodManifest, `"builtin"`, `"command:/bin/x\u001b]0;owned\u0007"`, 1),
 		"setup escapes":   strings.Replace(goodManifest, `"version":"1"`, `"version":"1","setup":"../../bin/sh"`, 1),
 		"setup absolute":  strings.Replace(goodManifest, `"version":"1"`, `"version":"1","setup":"/bin/sh"`, 1),
 		"network":         strings.Replace(goodManifest, `"version":"1"`, `"version":"1","policy":{"network":"all"}`, 1),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/aos-run/aos/internal/kernel"
 )
@@ -98,11 +99,12 @@ func (e EngineSpec) Name() string {
 	return e.Kind
 }
 
-// ParseEngine parses builtin is not an external engine; command:PATH needs
-// an absolute path.
+// ParseEngine parses an external engine's name (builtin is not one):
+// codex, claude, openclaw, or command:PATH with an absolute, clean path
+// free of control characters (a name is printed to terminals and pages).
 func ParseEngine(s string) (EngineSpec, error) {
 	if p, ok := strings.CutPrefix(s, "command:"); ok {
-		if !filepath.IsAbs(p) || filepath.Clean(p) != p || strings.ContainsAny(p, "\x00\n") {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || strings.IndexFunc(p, unicode.IsControl) >= 0 {
 			return EngineSpec{}, fmt.Errorf("engine command:%s: the path must be absolute and clean", clip(p, 200))
 		}
 		return EngineSpec{Kind: "command", Path: p}, nil

@@ -69,7 +69,7 @@ func (e *clientEnv) newStoreCmd() *cobra.Command {
 			w := cmd.OutOrStdout()
 			p := res.Package
 			fmt.Fprintf(w, "%s  %s (%s)\n%s\n", p.PackageID, termtext.Line(p.Name), termtext.Line(p.Category), termtext.Line(p.Description))
-			fmt.Fprintf(w, "engine %s; installation %s; verified %v; install allowed %v; version %s\n", p.Engine, p.Installation, p.Verified, p.InstallAllowed, termtext.Line(deref(p.Version)))
+			fmt.Fprintf(w, "engine %s; installation %s; verified %v; install allowed %v; version %s\n", termtext.Line(p.Engine), p.Installation, p.Verified, p.InstallAllowed, termtext.Line(deref(p.Version)))
 			if p.Broken != nil {
 				fmt.Fprintf(w, "broken: %s\n", termtext.Line(*p.Broken))
 			}
@@ -246,7 +246,7 @@ func (e *clientEnv) newAgentCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "AGENT\tPACKAGE\tENGINE\tRUNTIME\tWORKSPACE")
 			for _, a := range as {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.AgentID, deref(a.PackageID), a.Engine, a.Runtime, termtext.Line(deref(a.Workspace)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.AgentID, deref(a.PackageID), termtext.Line(a.Engine), a.Runtime, termtext.Line(deref(a.Workspace)))
 			}
 			return tw.Flush()
 		}),

@@ -6,6 +6,17 @@ import (
 	"github.com/aos-run/aos/internal/backend"
 )
 
+// ValidEngine reports whether engine names one aos can run: "" or
+// "builtin" (the built-in loop), or an external engine as
+// backend.ParseEngine accepts it. It checks the name only.
+func ValidEngine(engine string) error {
+	if engine == "" || engine == "builtin" {
+		return nil
+	}
+	_, err := backend.ParseEngine(engine)
+	return err
+}
+
 // CheckEngine reports whether engine could start a mission now, with the
 // same checks CreateMission makes: for the builtin engine ("" or
 // "builtin"), that the default model (or the first available one) is
