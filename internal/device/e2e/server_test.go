@@ -46,6 +46,17 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary the tests built (78 MB under TMPDIR each
+// run otherwise).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if aosBin != "" {
+		_ = os.RemoveAll(filepath.Dir(aosBin))
+	}
+	os.Exit(code)
+}
+
+// binary builds the aos binary once per test process.
 func binary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
