@@ -46,9 +46,16 @@ func TestLinkedWorktree(t *testing.T) {
 	}
 
 	other := newRepo(t)
-	ro, _ := gitx.Open(ctx, other)
+	ro, err := gitx.Open(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ohead, err := ro.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	owt := filepath.Join(root, "o1")
-	if err := ro.AddWorktree(ctx, owt, "aos/o1", head); err != nil {
+	if err := ro.AddWorktree(ctx, owt, "aos/o1", ohead); err != nil {
 		t.Fatal(err)
 	}
 	plain := t.TempDir()
