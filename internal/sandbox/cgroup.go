@@ -16,9 +16,9 @@ import (
 )
 
 // cgroupJob is one command's cgroup: a directory per controller (cgroup
-// v1: pids and memory) or one directory (cgroup v2). bwrap is placed in
-// it before it starts (see jobArgv), so everything the command forks is
-// counted.
+// v1: pids and memory) or one directory (cgroup v2). The sandbox is
+// placed in it before the command runs (cgroupmove.go, or bwrap starts in
+// it through launcherScript), so everything the command forks is counted.
 type cgroupJob struct {
 	dirs []string
 }

@@ -1,0 +1,102 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Moving the sandbox into its cgroup by pid, without the launcher.
+//
+// A write to cgroup.procs waits for an RCU grace period (the cgroup
+// threadgroup lock), 8-13 ms on cgroup v1 on the shared 2 cores: the
+// launcher paid it, plus a /bin/sh exec, before bwrap could start.
+// Instead, aos starts bwrap directly and moves it into the cgroup at once
+// (enter), in a goroutine, while bwrap sets the sandbox up. When that move
+// lands before bwrap forks its child, everything of the sandbox starts in
+// the cgroup, as with the launcher. When it lands after, the child, the
+// sandbox's init and the lifeline wrapper are outside. Either way, before
+// "go", confineWrapper checks that the wrapper, the process that becomes
+// the command, is listed in every one of the job's cgroups, moves it there
+// if not (it is blocked on the go pipe, so nothing of the command has run
+// yet; right after the first move this write no longer waits for a grace
+// period), checks again, and refuses to let it run otherwise.
+//
+// When the wrapper was moved on its own, the sandbox's init (which only
+// reaps) stays outside the cgroup, and the sandbox's cgroup namespace is
+// rooted at aos's cgroup rather than the job's (bwrap unshared it first),
+// so a command sees its cgroup as /aos-sandbox-PID-N instead of /. The
+// cgroup file systems stay read-only to it either way.
+
+// enter moves pid (its whole thread group) into each of j's cgroups.
+// Errors are left to confineWrapper to find.
+func (j *cgroupJob) enter(pid int) {
+	for _, f := range j.procsFiles() {
+		_ = os.WriteFile(f, []byte(strconv.Itoa(pid)), 0)
+	}
+}
+
+// holds reports whether pid is listed in every one of j's cgroups.
+func (j *cgroupJob) holds(pid int) (bool, error) {
+	want := strconv.Itoa(pid)
+	for _, d := range j.dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", d, err)
+		}
+		found := false
+		for _, f := range strings.Fields(string(b)) {
+			if f == want {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// confine makes sure pid is in every one of j's cgroups, moving it there
+// when the early move did not take it.
+func (j *cgroupJob) confine(pid int) error {
+	in, err := j.holds(pid)
+	if err == nil && !in {
+		for _, f := range j.procsFiles() {
+			if werr := os.WriteFile(f, []byte(strconv.Itoa(pid)), 0); werr != nil {
+				return &SetupError{Message: fmt.Sprintf("move the command into its cgroup: %v", werr)}
+			}
+		}
+		in, err = j.holds(pid)
+	}
+	if err != nil {
+		return &SetupError{Message: fmt.Sprintf("check the command's cgroup: %v", err)}
+	}
+	if !in {
+		return &SetupError{Message: "move the command into its cgroup: it is not listed there"}
+	}
+	return nil
+}
+
+// confineWrapper prepares the lifeline wrapper under initPID before "go":
+// into the job's cgroups when move is set, then under lims.
+func confineWrapper(initPID int, job *cgroupJob, move bool, lims []rlimit) error {
+	pid, err := lifelinePID(initPID)
+	if err != nil {
+		return err
+	}
+	if move {
+		if err := job.confine(pid); err != nil {
+			return err
+		}
+	}
+	if len(lims) > 0 {
+		return setRlimits(pid, lims)
+	}
+	return nil
+}
