@@ -15,11 +15,13 @@ import (
 // A write to cgroup.procs waits for an RCU grace period (the cgroup
 // threadgroup lock), 8-13 ms on cgroup v1 on the shared 2 cores: the
 // launcher paid it, plus a /bin/sh exec, before bwrap could start.
-// Instead, aos starts bwrap directly and moves it into the cgroup at once
-// (enter), in a goroutine, while bwrap sets the sandbox up. When that move
-// lands before bwrap forks its child, everything of the sandbox starts in
-// the cgroup, as with the launcher. When it lands after, the child, the
-// sandbox's init and the lifeline wrapper are outside. Either way, before
+// Instead, aos starts bwrap directly and moves it into the cgroup at once,
+// then bwrap's child as soon as bwrap reports its pid (enterEarly), in a
+// goroutine, while bwrap sets the sandbox up. When a move lands before
+// the fork that follows it, everything of the sandbox from there on starts
+// in the cgroup, as with the launcher. When the child's move lands after
+// the child forked the sandbox's init and the lifeline wrapper, they are
+// outside. Either way, before
 // "go", confineWrapper checks that the wrapper, the process that becomes
 // the command, is listed in every one of the job's cgroups, moves it there
 // if not (it is blocked on the go pipe, so nothing of the command has run
@@ -37,6 +39,19 @@ import (
 func (j *cgroupJob) enter(pid int) {
 	for _, f := range j.procsFiles() {
 		_ = os.WriteFile(f, []byte(strconv.Itoa(pid)), 0)
+	}
+}
+
+// enterEarly moves bwrap (pid) into j's cgroups, then its child when
+// child sends it, unless it is already there; it closes done at the end.
+// The main loop closes child, after sending the child's pid or without.
+func (j *cgroupJob) enterEarly(pid int, child <-chan int, done chan<- struct{}) {
+	defer close(done)
+	j.enter(pid)
+	if c, ok := <-child; ok {
+		if in, err := j.holds(c); err != nil || !in {
+			j.enter(c)
+		}
 	}
 }
 

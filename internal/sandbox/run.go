@@ -206,14 +206,16 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	defer func() { nat.stop() }()
 	var netErr, limErr error
 	ready, went := false, false
-	// moved reports the end of the early move of bwrap into the cgroup
-	// (nil when there is none to wait for). The move waits for an RCU
-	// grace period (several ms on cgroup v1), spent while bwrap sets the
-	// sandbox up; confineWrapper checks the outcome before "go".
+	// moved reports the end of the early moves of bwrap and then of its
+	// child (sent on moveChild) into the cgroup (nil when there is none
+	// to wait for). They wait for an RCU grace period (several ms on
+	// cgroup v1), spent while bwrap sets the sandbox up; confineWrapper
+	// checks the outcome before "go" (cgroupmove.go).
 	var moved chan struct{}
+	var moveChild chan int
 	if moveByPID && !s.cfg.lateCgroupMove {
-		moved = make(chan struct{})
-		go func(pid int, done chan<- struct{}) { job.enter(pid); close(done) }(cmd.Process.Pid, moved)
+		moved, moveChild = make(chan struct{}), make(chan int, 1)
+		go job.enterEarly(cmd.Process.Pid, moveChild, moved)
 	}
 	// goNow lets the command run once the wrapper is ready, its host
 	// pid's parent is known and the early cgroup move is over, after aos
@@ -241,6 +243,11 @@ loop:
 	for {
 		select {
 		case childPID = <-pidCh:
+			if moveChild != nil {
+				moveChild <- childPID
+				close(moveChild)
+				moveChild = nil
+			}
 			if blockW == nil {
 				goNow()
 				break
@@ -278,8 +285,11 @@ loop:
 			break loop
 		}
 	}
+	if moveChild != nil {
+		close(moveChild)
+	}
 	if moved != nil {
-		<-moved // the early move ends within a grace period; then the job may go
+		<-moved // the early moves end within a grace period; then the job may go
 	}
 	// bwrap is gone: with --die-with-parent its pid-1 is gone too, and the
 	// kernel kills everything left in the PID namespace, so the pipes close.
