@@ -43,16 +43,40 @@ func (j *cgroupJob) enter(pid int) {
 }
 
 // enterEarly moves bwrap (pid) into j's cgroups, then its child when
-// child sends it, unless it is already there; it closes done at the end.
+// child sends it, unless it is already there or no longer bwrap's child
+// (its pid could then be another process's); it closes done at the end.
 // The main loop closes child, after sending the child's pid or without.
+// bwrap itself cannot be another process: aos has not reaped it yet.
 func (j *cgroupJob) enterEarly(pid int, child <-chan int, done chan<- struct{}) {
 	defer close(done)
 	j.enter(pid)
-	if c, ok := <-child; ok {
+	if c, ok := <-child; ok && parentPID(c) == pid {
 		if in, err := j.holds(c); err != nil || !in {
 			j.enter(c)
 		}
 	}
+}
+
+// parentPID is pid's parent from /proc/PID/stat, or -1.
+func parentPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// "PID (COMM) STATE PPID …": COMM may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return ppid
 }
 
 // holds reports whether pid is listed in every one of j's cgroups.
