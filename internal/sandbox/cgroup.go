@@ -136,7 +136,7 @@ func writeLimit(dir, file string, v int64) error {
 	return nil
 }
 
-// procsFiles are the cgroup.procs files bwrap's launcher writes its pid to.
+// procsFiles are the cgroup.procs files of the job, one per hierarchy.
 func (j *cgroupJob) procsFiles() []string {
 	var out []string
 	for _, d := range j.dirs {

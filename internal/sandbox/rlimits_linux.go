@@ -19,7 +19,7 @@ var rlimitResources = map[string]int{
 }
 
 // procChildren reports whether /proc lists a task's children
-// (CONFIG_PROC_CHILDREN), which setRlimits needs to find the wrapper.
+// (CONFIG_PROC_CHILDREN), which lifelinePID needs to find the wrapper.
 var procChildren = sync.OnceValue(func() bool {
 	pid := os.Getpid()
 	_, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
