@@ -16,9 +16,9 @@ import (
 )
 
 // cgroupJob is one command's cgroup: a directory per controller (cgroup
-// v1: pids and memory) or one directory (cgroup v2). bwrap is placed in
-// it before it starts (see jobArgv), so everything the command forks is
-// counted.
+// v1: pids and memory) or one directory (cgroup v2). The sandbox is
+// placed in it before the command runs (cgroupmove.go, or bwrap starts in
+// it through launcherScript), so everything the command forks is counted.
 type cgroupJob struct {
 	dirs []string
 }
@@ -136,7 +136,7 @@ func writeLimit(dir, file string, v int64) error {
 	return nil
 }
 
-// procsFiles are the cgroup.procs files bwrap's launcher writes its pid to.
+// procsFiles are the cgroup.procs files of the job, one per hierarchy.
 func (j *cgroupJob) procsFiles() []string {
 	var out []string
 	for _, d := range j.dirs {

@@ -89,6 +89,10 @@ type Config struct {
 	// between the lifeline's "ready" and its "go" (lifeline.go); tests
 	// use it to kill aos at that boundary.
 	beforeGo func(argv []string)
+	// lateCgroupMove, false in production, skips the early move of
+	// bwrap's child into the command's cgroup (cgroupmove.go), so that
+	// tests see the wrapper moved just before "go".
+	lateCgroupMove bool
 }
 
 // Limits bounds one command. A zero field takes its default; a negative

@@ -7,6 +7,13 @@ func WithBeforeGo(c Config, f func(argv []string)) Config {
 	return c
 }
 
+// WithLateCgroupMove returns c without the early move of bwrap's child
+// into the command's cgroup: the wrapper is moved just before "go".
+func WithLateCgroupMove(c Config) Config {
+	c.lateCgroupMove = true
+	return c
+}
+
 // WarmStarts is how many sandboxes w has started.
 func WarmStarts(w *Warm) int {
 	w.mu.Lock()

@@ -35,9 +35,27 @@ func (st setup) argv(t *testing.T, argv ...string) sandbox.Outcome {
 // nothing it started outlives it. As root, RLIMIT_NPROC does not apply
 // (the sandbox uid is host root), so this holds only through the pids
 // cgroup; unprivileged, through RLIMIT_NPROC.
+//
+// "late": the sandbox enters its cgroup only just before the command
+// runs (the early move, cgroupmove.go, skipped), which must bound it
+// the same.
 func TestProcessLimit(t *testing.T) {
 	t.Parallel()
-	st := limitedSetup(t, sandbox.Limits{MaxProcs: 64})
+	for _, late := range []bool{false, true} {
+		t.Run(map[bool]string{false: "early", true: "late"}[late], func(t *testing.T) {
+			t.Parallel()
+			testProcessLimit(t, late)
+		})
+	}
+}
+
+func testProcessLimit(t *testing.T, late bool) {
+	st := newSetup(t)
+	cfg := sandbox.Config{HostHome: st.home, Limits: sandbox.Limits{MaxProcs: 64}}
+	if late {
+		cfg = sandbox.WithLateCgroupMove(cfg)
+	}
+	st.sb = newSandbox(t, cfg)
 	secs := fmt.Sprintf("4%d", time.Now().UnixNano()%100000) // a marker
 	for _, c := range []struct {
 		n       int

@@ -19,7 +19,7 @@ var rlimitResources = map[string]int{
 }
 
 // procChildren reports whether /proc lists a task's children
-// (CONFIG_PROC_CHILDREN), which setRlimits needs to find the wrapper.
+// (CONFIG_PROC_CHILDREN), which lifelinePID needs to find the wrapper.
 var procChildren = sync.OnceValue(func() bool {
 	pid := os.Getpid()
 	_, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
@@ -37,24 +37,30 @@ func directLimits(p *plan) []rlimit {
 	return p.rlimits
 }
 
-// setRlimits sets lims, soft and hard, on the lifeline wrapper while it
-// waits for "go", so that the command execs under them as under prlimit.
-// The wrapper is the only child of bwrap's child initPID (pid 1 of the
-// sandbox's PID namespace) at that point: it forks nothing before "go"
+// lifelinePID finds the lifeline wrapper while it waits for "go": the
+// only child of bwrap's child initPID (pid 1 of the sandbox's PID
+// namespace) at that point, since the wrapper forks nothing before "go"
 // (printf and read are builtins). Anything else is refused.
-func setRlimits(initPID int, lims []rlimit) error {
+func lifelinePID(initPID int) (int, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", initPID, initPID))
 	if err != nil {
-		return &SetupError{Message: fmt.Sprintf("find the command to limit: %v", err)}
+		return 0, &SetupError{Message: fmt.Sprintf("find the command to limit: %v", err)}
 	}
 	kids := strings.Fields(string(b))
 	if len(kids) != 1 {
-		return &SetupError{Message: fmt.Sprintf("find the command to limit: %d processes under the sandbox's init, want 1", len(kids))}
+		return 0, &SetupError{Message: fmt.Sprintf("find the command to limit: %d processes under the sandbox's init, want 1", len(kids))}
 	}
 	pid, err := strconv.Atoi(kids[0])
-	if err != nil {
-		return &SetupError{Message: fmt.Sprintf("find the command to limit: %q", kids[0])}
+	if err != nil || pid <= 0 {
+		return 0, &SetupError{Message: fmt.Sprintf("find the command to limit: %q", kids[0])}
 	}
+	return pid, nil
+}
+
+// setRlimits sets lims, soft and hard, on the lifeline wrapper pid while
+// it waits for "go", so that the command execs under them as under
+// prlimit.
+func setRlimits(pid int, lims []rlimit) error {
 	for _, l := range lims {
 		r := unix.Rlimit{Cur: uint64(l.v), Max: uint64(l.v)}
 		if err := unix.Prlimit(pid, rlimitResources[l.flag], &r, nil); err != nil {

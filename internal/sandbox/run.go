@@ -138,8 +138,12 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	job, _ := newCgroupJob(s.cfg.CgroupRoot, s.cfg.Limits)
 	defer job.remove()
 	name, args := s.cfg.BwrapPath, p.args(3, 4)
-	if job != nil {
-		// bwrap starts inside the command's cgroup (see launcherScript).
+	// With /proc's children lists, aos moves the sandbox into the cgroup
+	// itself (cgroupmove.go): no launcher exec, and the move's wait
+	// overlaps bwrap's setup. Without them, bwrap starts inside the
+	// command's cgroup through the launcher (see launcherScript).
+	moveByPID := job != nil && procChildren()
+	if job != nil && !moveByPID {
 		args = append(append(append([]string{"-c", launcherScript, "sh"}, job.procsFiles()...), "--", name), args...)
 		name = "/bin/sh"
 	}
@@ -202,16 +206,28 @@ func (s *Sandbox) exec(ctx context.Context, p plan) (Outcome, error) {
 	defer func() { nat.stop() }()
 	var netErr, limErr error
 	ready, went := false, false
-	// goNow lets the command run once the wrapper is ready and its host
-	// pid's parent is known, after aos has set its rlimits. A cut
-	// lifeline (terminating) stays cut.
+	// moved reports the end of the early moves of bwrap and then of its
+	// child (sent on moveChild) into the cgroup (nil when there is none
+	// to wait for). They wait for an RCU grace period (several ms on
+	// cgroup v1), spent while bwrap sets the sandbox up; confineWrapper
+	// checks the outcome before "go" (cgroupmove.go).
+	var moved chan struct{}
+	var moveChild chan int
+	if moveByPID && !s.cfg.lateCgroupMove {
+		moved, moveChild = make(chan struct{}), make(chan int, 1)
+		go job.enterEarly(cmd.Process.Pid, moveChild, moved)
+	}
+	// goNow lets the command run once the wrapper is ready, its host
+	// pid's parent is known and the early cgroup move is over, after aos
+	// has confined it to its cgroup and set its rlimits. A cut lifeline
+	// (terminating) stays cut.
 	goNow := func() {
-		if !ready || childPID == 0 || went || terminating || netErr != nil || limErr != nil {
+		if !ready || childPID == 0 || moved != nil || went || terminating || netErr != nil || limErr != nil {
 			return
 		}
 		went = true
-		if len(lims) > 0 {
-			if limErr = setRlimits(childPID, lims); limErr != nil {
+		if moveByPID || len(lims) > 0 {
+			if limErr = confineWrapper(childPID, job, moveByPID, lims); limErr != nil {
 				killAll()
 				return
 			}
@@ -227,6 +243,11 @@ loop:
 	for {
 		select {
 		case childPID = <-pidCh:
+			if moveChild != nil {
+				moveChild <- childPID
+				close(moveChild)
+				moveChild = nil
+			}
 			if blockW == nil {
 				goNow()
 				break
@@ -239,6 +260,9 @@ loop:
 			}
 			_, _ = blockW.Write([]byte{1})
 			_ = blockW.Close()
+		case <-moved:
+			moved = nil
+			goNow()
 		case ready = <-readyCh:
 			readyCh = nil
 			// The wrapper runs inside a sandbox whose processes now die
@@ -260,6 +284,12 @@ loop:
 		case waitErr = <-waitCh:
 			break loop
 		}
+	}
+	if moveChild != nil {
+		close(moveChild)
+	}
+	if moved != nil {
+		<-moved // the early moves end within a grace period; then the job may go
 	}
 	// bwrap is gone: with --die-with-parent its pid-1 is gone too, and the
 	// kernel kills everything left in the PID namespace, so the pipes close.
