@@ -90,6 +90,7 @@ export type Agent = Schemas['Agent'];
 export type Receipt = Schemas['Receipt'];
 export type Device = Schemas['Device'];
 export type DevicePairing = Schemas['DevicePairing'];
+export type Reveal = Schemas['Reveal'];
 
 /** newKey is a fresh idempotency key: one per intent (a form opened),
  * kept across retries of that intent. crypto.getRandomValues works in

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import createClient from 'openapi-fetch';
+import { deviceSocket } from './devicews.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const shots = join(here, '..', 'test-results');
@@ -851,6 +852,62 @@ test('the store prepares an agent (a retried submit keeps its key), the agent ta
   await dev.getByText('revoked').waitFor();
   assert.ok((await call('GET', '/devices')).every((d) => d.revokedAt), 'the device is revoked');
   assert.deepEqual(bad.filter((b) => !/ERR_CONNECTION_RESET|net::ERR/.test(b)), []);
+  await ctx.close();
+});
+
+test("a device's preparation is revealed in the owner's console, which acknowledges it once and creates nothing", async () => {
+  assert.ok(session, 'needs the first test');
+  const { ctx, page, bad, call } = await ownerAPI(DESKTOP);
+  // A paired device (the pairing code exchanged as a device would).
+  const { code } = await call('POST', '/devices/pairings', { name: 'reveal phone' });
+  const ex = await fetch(direct + '/api/v1/device/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }) });
+  const exBody = await ex.text();
+  assert.equal(ex.status, 201, exBody);
+  const { token } = JSON.parse(exBody);
+  const dev = await deviceSocket(direct, token);
+  try {
+    const hello = await dev.call({ type: 'hello', proto: 1, capabilities: ['store.list', 'store.inspect', 'agent.prepare', 'operation.get'] });
+    assert.equal(hello.type, 'hello_result', JSON.stringify(hello));
+    const missionsBefore = (await call('GET', '/missions')).length;
+    const prep = { type: 'agent.prepare', machineId: hello.machineId, packageId: 'aos/docs-writer', idempotencyKey: 'reveal-1', workspace: { kind: 'new', name: 'revealed-one' } };
+    const res = await dev.call(prep);
+    assert.equal(res.status, 'accepted', JSON.stringify(res));
+    const opId = res.operation.operationId;
+    // The console, open on Home, shows the agent while the device polls.
+    const notice = page.getByTestId('reveal').filter({ hasText: 'revealed-one' });
+    await notice.waitFor({ timeout: 30000 });
+    const op = await waitFor(async () => {
+      const o = (await dev.call({ type: 'operation.get', operationId: opId })).operation;
+      return o.agentId ? o : null;
+    }, 'the operation to record its agent');
+    assert.equal(await notice.getAttribute('data-agent'), op.agentId);
+    // The acknowledgement lands after it was shown: nothing is pending any more.
+    await waitFor(async () => !(await call('GET', '/agents/reveals')).some((r) => r.operationId === opId), 'the acknowledgement');
+    assert.deepEqual(await axeCheck(page, 'reveal-desktop'), []);
+    await shoot(page, 'reveal-desktop');
+    // The repeated operation id (the device's retry) answers the same
+    // operation; a reloaded console does not show the agent again.
+    const dup = await dev.call(prep);
+    assert.equal(dup.status, 'duplicate');
+    assert.equal(dup.operation.operationId, opId);
+    await page.reload();
+    await page.waitForResponse((r) => r.url().endsWith('/api/v1/agents/reveals') && r.ok());
+    await page.waitForResponse((r) => r.url().endsWith('/api/v1/agents/reveals') && r.ok());
+    assert.equal(await page.getByTestId('reveal').count(), 0, 'an acknowledged reveal is not shown again');
+    // Revealing created nothing: one agent for the workspace, no mission.
+    assert.equal((await call('GET', '/agents')).filter((a) => /\/revealed-one$/.test(a.workspace ?? '')).length, 1);
+    assert.equal((await call('GET', '/missions')).length, missionsBefore, 'no mission was created');
+    // The notice's link opens the agent's page.
+    await dev.call({ type: 'agent.prepare', machineId: hello.machineId, packageId: 'aos/docs-writer', idempotencyKey: 'reveal-2', workspace: { kind: 'new', name: 'revealed-two' } });
+    const second = page.getByTestId('reveal').filter({ hasText: 'revealed-two' });
+    await second.waitFor({ timeout: 30000 });
+    await second.getByTestId('reveal-link').click();
+    await page.getByTestId('agent').filter({ hasText: 'revealed-two' }).waitFor();
+    assert.match(page.url(), /\/agents\/\?id=ag_/);
+  } finally {
+    dev.close();
+  }
+  assert.deepEqual(bad, []);
   await ctx.close();
 });
 
