@@ -911,6 +911,43 @@ test("a device's preparation is revealed in the owner's console, which acknowled
   await ctx.close();
 });
 
+test('a refused prepare shows its code and guidance in the store', async () => {
+  assert.ok(session, 'needs the first test');
+  const { ctx, page, bad, call } = await ownerAPI(PHONE);
+  // A reviewed community package whose setup fails: its first preparation
+  // (through the API) leaves the installation broken.
+  const dir = join(tmp, 'pkg-broken');
+  mkdirSync(join(dir, 'template'), { recursive: true });
+  const manifest = { packageId: 'test/broken', name: 'Broken setup', description: 'A package whose setup fails', category: 'test', engine: 'builtin',
+    viewerPackageId: null, version: '1.0', viewer: false, template: 'template', instructions: 'AGENTS.md', criteria: ['the task is done'],
+    policy: { network: 'none', boundaries: 'be careful' }, setup: 'setup.sh' };
+  writeFileSync(join(dir, 'aos-package.json'), JSON.stringify(manifest));
+  writeFileSync(join(dir, 'setup.sh'), 'echo "frobnicate: not found" >&2\nexit 3\n', { mode: 0o755 });
+  writeFileSync(join(dir, 'AGENTS.md'), '# Broken\n');
+  writeFileSync(join(dir, 'template', 'hello.txt'), 'hello\n');
+  await call('POST', '/packages', { source: dir });
+  await call('POST', '/packages/test/broken/review');
+  const { machineId } = await call('GET', '/store/packages?limit=1');
+  const first = await call('POST', '/agents/prepare', { machineId, packageId: 'test/broken', workspace: { kind: 'new', name: 'broken-one' }, idempotencyKey: 'broken-1' });
+  await waitFor(async () => (await call('GET', `/operations/${first.operation.operationId}`)).error?.code === 'SETUP_FAILED', 'the setup to fail');
+  // A new intent from the console is refused before any operation: the
+  // page shows the seed's code, the message and the guidance.
+  await page.goto(base + '/store/');
+  const pkg = page.locator('[data-testid=package][data-package="test/broken"]');
+  await pkg.getByRole('button', { name: 'Inspect' }).click();
+  await pkg.getByRole('button', { name: 'Prepare an agent' }).click();
+  const err = pkg.getByTestId('error');
+  await err.waitFor();
+  assert.match(await err.innerText(), /^PACKAGE_BROKEN: the installation of test\/broken is broken/);
+  assert.match(await err.getByTestId('error-guidance').innerText(), /^What to do: repair it on this machine; aos never overwrites a broken install$/);
+  assert.equal(await pkg.getByTestId('operation').count(), 0, 'no operation was reserved');
+  await shoot(page, 'store-refused-phone');
+  assert.deepEqual(await axeCheck(page, 'store-refused-phone'), []);
+  // The browser logs the refused request's status itself: expected, and only that.
+  assert.deepEqual(bad.filter((b) => !/status of 409/.test(b)), []);
+  await ctx.close();
+});
+
 test('a third-party client driven by the spec reads the real API, and every answer type-checks against the generated types', async () => {
   assert.ok(session && gateMission, 'needs the earlier tests');
   // openapi-fetch, typed by web/src/schema.d.ts, over the owner's session.
