@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -757,6 +757,41 @@ test("an external engine's work shows in the timeline, one text row per engine e
   assert.equal(await rows.locator('a, img, script, iframe, [onerror]').count(), 0);
   await shoot(page, 'engine-mission-phone');
   assert.deepEqual(await axeCheck(page, 'engine-mission-phone'), []);
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test("an external engine's live-only rows show in the mission page while it is open, as text, and are not persisted", async () => {
+  assert.ok(engineMissionURL, 'needs the engine test (it builds and checks the engine)');
+  const engine = join(tmp, 'testengine');
+  const { ctx, page, bad, call, projectId } = await ownerAPI(PHONE);
+  const m = await call('POST', '/missions', { objective: 'Read the notes mode:live', engine: `command:${engine}`, budgetUsd: 1, projectId });
+  await page.goto(base + `/mission/?id=${m.id}`);
+  const rows = page.getByTestId('timeline').getByTestId('engine-event');
+  const live = rows.and(page.locator('[data-kind="engine.event"]'));
+  // The engine repeats one event of each kind every 500 ms until the test
+  // says it has seen them: each kind's row, as the CLI's watch prints it.
+  const tool = live.filter({ hasText: /^→ command:\S*testengine grep TODO \d+ \(exit 1\)$/ }).first();
+  const change = live.filter({ hasText: /^✎ command:\S*testengine notes\.txt$/ }).first();
+  const text = live.filter({ hasText: /^command:\S*testengine: <b>reading<\/b> the notes, pass \d+$/ }).first();
+  for (const r of [tool, change, text]) await r.waitFor({ timeout: 60000 });
+  // The model-written markup stays text: no element inside any row.
+  assert.equal(await rows.locator('span *').count(), 0, 'an engine row holds no element');
+  // The persisted engine.started row shows too. (Not asserted: that it comes
+  // first. A live row can overtake the persisted events on the socket and
+  // then sits before them: docs/CONSOLE.md.)
+  await rows.and(page.locator('[data-kind="engine.started"]')).waitFor();
+  await shoot(page, 'engine-live-phone');
+  assert.deepEqual(await axeCheck(page, 'engine-live-phone'), []);
+  // Tell the engine: it finishes.
+  const marker = await waitFor(() => readdirSync(tmp, { recursive: true }).find((f) => f.endsWith('/.engine-live')), 'the live engine worktree');
+  writeFileSync(join(tmp, dirname(marker), '.host-seen'), '');
+  await rows.filter({ hasText: 'engine COMPLETED: did live' }).waitFor({ timeout: 60000 });
+  // Live-only rows are not journaled: a reload shows the persisted rows only.
+  await page.reload();
+  await rows.filter({ hasText: 'engine COMPLETED: did live' }).waitFor();
+  assert.equal(await live.count(), 0, 'live-only rows are gone after a reload');
+  assert.ok((await rows.count()) >= 2, 'the persisted engine rows stay');
   assert.deepEqual(bad, []);
   await ctx.close();
 });
