@@ -371,7 +371,7 @@ func (s *Service) prepare(ctx context.Context, r *opRun, req PrepareRequest) err
 	name := filepath.Base(ws.dir)
 	a := store.AgentRecord{ID: "ag_" + randHex(8), Name: name, PackageID: m.PackageID, Engine: m.Engine, ProjectID: ws.projectID,
 		Workspace: ws.dir, OperationID: r.op.ID, CreatedAt: s.now()}
-	if err := s.st.InsertAgent(ctx, a); err != nil {
+	if err := s.createAgent(ctx, a); err != nil { // with its pending reveal (reveal.go)
 		if errors.Is(err, store.ErrConflict) {
 			return &Error{Code: CodeWorkspaceInUse, Message: "another agent has this workspace", Guidance: defaultGuidance(CodeWorkspaceInUse)}
 		}

@@ -37,7 +37,7 @@ func (s *Server) table() []Route {
 		{Method: "GET", Pattern: "/system/status", Scope: r, Resp: mission.Status{}, handle: s.status},
 		{Method: "GET", Pattern: "/system/audit", Scope: r, Query: AuditQuery{}, Resp: []mission.AuditEntry{}, handle: s.audit},
 		{Method: "GET", Pattern: "/events", Scope: r, Query: EventsQuery{}, WebSocket: true, handle: s.events},
-	}, append(append(append(s.authRoutes(), s.projectRoutes()...), s.agentRoutes()...), s.deviceRoutes()...)...)
+	}, append(append(append(s.authRoutes(), s.projectRoutes()...), s.agentRoutes()...), append(s.deviceRoutes(), s.revealRoutes()...)...)...)
 }
 
 // Health is GET /health's body.

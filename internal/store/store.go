@@ -84,6 +84,7 @@ type Queries interface {
 	ProjectQueries
 	DeviceQueries
 	AgentQueries
+	RevealQueries
 
 	InsertMission(ctx context.Context, m Mission) error
 	GetMission(ctx context.Context, id string) (Mission, error)

@@ -3,11 +3,15 @@
 
 import type { components } from './schema';
 
+/** ApiError is a failed request: the HTTP status, the error's code and
+ * message, and, for the agent, store and device errors of seed 000, its
+ * guidance (what to do next). */
 export class ApiError extends Error {
   constructor(
     public status: number,
     public code: string,
     message: string,
+    public guidance?: string,
   ) {
     super(message);
   }
@@ -54,7 +58,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (!resp.ok) {
     const e = data?.error ?? {};
     if (resp.status === 401 && !path.startsWith('/auth/')) onUnauthorized();
-    throw new ApiError(resp.status, String(e.code ?? 'error'), String(e.message ?? `HTTP ${resp.status}`));
+    throw new ApiError(resp.status, String(e.code ?? 'error'), String(e.message ?? `HTTP ${resp.status}`), typeof e.guidance === 'string' && e.guidance ? e.guidance : undefined);
   }
   return data as T;
 }
@@ -90,6 +94,7 @@ export type Agent = Schemas['Agent'];
 export type Receipt = Schemas['Receipt'];
 export type Device = Schemas['Device'];
 export type DevicePairing = Schemas['DevicePairing'];
+export type Reveal = Schemas['Reveal'];
 
 /** newKey is a fresh idempotency key: one per intent (a form opened),
  * kept across retries of that intent. crypto.getRandomValues works in

@@ -18,6 +18,7 @@ import { SettingsPage } from './pages/settings';
 import { ProjectsPage } from './pages/projects';
 import { PolicyPage } from './pages/policy';
 import { Palette } from './components/palette';
+import { Reveals } from './components/reveal';
 import { startNotifications } from './notify';
 
 applyTheme(currentTheme());
@@ -185,6 +186,7 @@ function Shell({ path, onLogout, children }: { path: string; onLogout: () => voi
         </div>
       )}
       <Palette />
+      <Reveals />
       <main>{children}</main>
       <footer class="more">
         <nav aria-label="More">

@@ -6,13 +6,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import createClient from 'openapi-fetch';
+import { deviceSocket } from './devicews.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const shots = join(here, '..', 'test-results');
@@ -760,6 +761,37 @@ test("an external engine's work shows in the timeline, one text row per engine e
   await ctx.close();
 });
 
+test("an external engine's live-only rows show in the mission page while it is open, as text, and are not persisted", async () => {
+  assert.ok(engineMissionURL, 'needs the engine test (it builds and checks the engine)');
+  const engine = join(tmp, 'testengine');
+  const { ctx, page, bad, call, projectId } = await ownerAPI(PHONE);
+  const m = await call('POST', '/missions', { objective: 'Read the notes mode:live', engine: `command:${engine}`, budgetUsd: 1, projectId });
+  await page.goto(base + `/mission/?id=${m.id}`);
+  const rows = page.getByTestId('timeline').getByTestId('engine-event');
+  const live = rows.and(page.locator('[data-kind="engine.event"]'));
+  // The engine repeats one event of each kind every 500 ms until the test
+  // says it has seen them: each kind's row, as the CLI's watch prints it.
+  const tool = live.filter({ hasText: /^→ command:\S*testengine grep TODO \d+ \(exit 1\)$/ }).first();
+  const change = live.filter({ hasText: /^✎ command:\S*testengine notes\.txt$/ }).first();
+  const text = live.filter({ hasText: /^command:\S*testengine: <b>reading<\/b> the notes, pass \d+$/ }).first();
+  for (const r of [tool, change, text]) await r.waitFor({ timeout: 60000 });
+  // The model-written markup stays text: no element inside any row.
+  assert.equal(await rows.locator('span *').count(), 0, 'an engine row holds no element');
+  await shoot(page, 'engine-live-phone');
+  assert.deepEqual(await axeCheck(page, 'engine-live-phone'), []);
+  // Tell the engine: it finishes.
+  const marker = await waitFor(() => readdirSync(tmp, { recursive: true }).find((f) => f.endsWith('/.engine-live')), 'the live engine worktree');
+  writeFileSync(join(tmp, dirname(marker), '.host-seen'), '');
+  await rows.filter({ hasText: 'engine COMPLETED: did live' }).waitFor({ timeout: 60000 });
+  // Live-only rows are not journaled: a reload shows the persisted rows only.
+  await page.reload();
+  await rows.filter({ hasText: 'engine COMPLETED: did live' }).waitFor();
+  assert.equal(await live.count(), 0, 'live-only rows are gone after a reload');
+  await rows.and(page.locator('[data-kind="engine.started"]')).waitFor();
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
 test('the store prepares an agent (a retried submit keeps its key), the agent takes a task, and a device is paired and revoked', async (t) => {
   assert.ok(session, 'needs the first test');
   const { ctx, page, bad, call } = await ownerAPI(PHONE);
@@ -851,6 +883,104 @@ test('the store prepares an agent (a retried submit keeps its key), the agent ta
   await dev.getByText('revoked').waitFor();
   assert.ok((await call('GET', '/devices')).every((d) => d.revokedAt), 'the device is revoked');
   assert.deepEqual(bad.filter((b) => !/ERR_CONNECTION_RESET|net::ERR/.test(b)), []);
+  await ctx.close();
+});
+
+test("a device's preparation is revealed in the owner's console, which acknowledges it once and creates nothing", async () => {
+  assert.ok(session, 'needs the first test');
+  const { ctx, page, bad, call } = await ownerAPI(DESKTOP);
+  // A paired device (the pairing code exchanged as a device would).
+  const { code } = await call('POST', '/devices/pairings', { name: 'reveal phone' });
+  const ex = await fetch(direct + '/api/v1/device/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }) });
+  const exBody = await ex.text();
+  assert.equal(ex.status, 201, exBody);
+  const { token } = JSON.parse(exBody);
+  const dev = await deviceSocket(direct, token);
+  try {
+    const hello = await dev.call({ type: 'hello', proto: 1, capabilities: ['store.list', 'store.inspect', 'agent.prepare', 'operation.get'] });
+    assert.equal(hello.type, 'hello_result', JSON.stringify(hello));
+    const missionsBefore = (await call('GET', '/missions')).length;
+    const prep = { type: 'agent.prepare', machineId: hello.machineId, packageId: 'aos/docs-writer', idempotencyKey: 'reveal-1', workspace: { kind: 'new', name: 'revealed-one' } };
+    const res = await dev.call(prep);
+    assert.equal(res.status, 'accepted', JSON.stringify(res));
+    const opId = res.operation.operationId;
+    // The console, open on Home, shows the agent while the device polls.
+    const notice = page.getByTestId('reveal').filter({ hasText: 'revealed-one' });
+    try {
+      await notice.waitFor({ timeout: 30000 });
+    } catch (err) {
+      const o = await dev.call({ type: 'operation.get', operationId: opId });
+      throw new Error(`${err.message}\noperation: ${JSON.stringify(o)}\npending: ${JSON.stringify(await call('GET', '/agents/reveals'))}\npage: ${await page.innerText('body')}`);
+    }
+    const op = await waitFor(async () => {
+      const o = (await dev.call({ type: 'operation.get', operationId: opId })).operation;
+      return o.agentId ? o : null;
+    }, 'the operation to record its agent');
+    assert.equal(await notice.getAttribute('data-agent'), op.agentId);
+    // The acknowledgement lands after it was shown: nothing is pending any more.
+    await waitFor(async () => !(await call('GET', '/agents/reveals')).some((r) => r.operationId === opId), 'the acknowledgement');
+    assert.deepEqual(await axeCheck(page, 'reveal-desktop'), []);
+    await shoot(page, 'reveal-desktop');
+    // The repeated operation id (the device's retry) answers the same
+    // operation; a reloaded console does not show the agent again.
+    const dup = await dev.call(prep);
+    assert.equal(dup.status, 'duplicate');
+    assert.equal(dup.operation.operationId, opId);
+    await page.reload();
+    await page.waitForResponse((r) => r.url().endsWith('/api/v1/agents/reveals') && r.ok());
+    await page.waitForResponse((r) => r.url().endsWith('/api/v1/agents/reveals') && r.ok());
+    assert.equal(await page.getByTestId('reveal').count(), 0, 'an acknowledged reveal is not shown again');
+    // Revealing created nothing: one agent for the workspace, no mission.
+    assert.equal((await call('GET', '/agents')).filter((a) => /\/revealed-one$/.test(a.workspace ?? '')).length, 1);
+    assert.equal((await call('GET', '/missions')).length, missionsBefore, 'no mission was created');
+    // The notice's link opens the agent's page.
+    await dev.call({ type: 'agent.prepare', machineId: hello.machineId, packageId: 'aos/docs-writer', idempotencyKey: 'reveal-2', workspace: { kind: 'new', name: 'revealed-two' } });
+    const second = page.getByTestId('reveal').filter({ hasText: 'revealed-two' });
+    await second.waitFor({ timeout: 30000 });
+    await second.getByTestId('reveal-link').click();
+    await page.getByTestId('agent').filter({ hasText: 'revealed-two' }).waitFor();
+    assert.match(page.url(), /\/agents\/\?id=ag_/);
+  } finally {
+    dev.close();
+  }
+  assert.deepEqual(bad, []);
+  await ctx.close();
+});
+
+test('a refused prepare shows its code and guidance in the store', async () => {
+  assert.ok(session, 'needs the first test');
+  const { ctx, page, bad, call } = await ownerAPI(PHONE);
+  // A reviewed community package whose setup fails: its first preparation
+  // (through the API) leaves the installation broken.
+  const dir = join(tmp, 'pkg-broken');
+  mkdirSync(join(dir, 'template'), { recursive: true });
+  const manifest = { packageId: 'test/broken', name: 'Broken setup', description: 'A package whose setup fails', category: 'test', engine: 'builtin',
+    viewerPackageId: null, version: '1.0', viewer: false, template: 'template', instructions: 'AGENTS.md', criteria: ['the task is done'],
+    policy: { network: 'none', boundaries: 'be careful' }, setup: 'setup.sh' };
+  writeFileSync(join(dir, 'aos-package.json'), JSON.stringify(manifest));
+  writeFileSync(join(dir, 'setup.sh'), 'echo "frobnicate: not found" >&2\nexit 3\n', { mode: 0o755 });
+  writeFileSync(join(dir, 'AGENTS.md'), '# Broken\n');
+  writeFileSync(join(dir, 'template', 'hello.txt'), 'hello\n');
+  await call('POST', '/packages', { source: dir });
+  await call('POST', '/packages/test/broken/review');
+  const { machineId } = await call('GET', '/store/packages?limit=1');
+  const first = await call('POST', '/agents/prepare', { machineId, packageId: 'test/broken', workspace: { kind: 'new', name: 'broken-one' }, idempotencyKey: 'broken-1' });
+  await waitFor(async () => (await call('GET', `/operations/${first.operation.operationId}`)).error?.code === 'SETUP_FAILED', 'the setup to fail');
+  // A new intent from the console is refused before any operation: the
+  // page shows the seed's code, the message and the guidance.
+  await page.goto(base + '/store/');
+  const pkg = page.locator('[data-testid=package][data-package="test/broken"]');
+  await pkg.getByRole('button', { name: 'Inspect' }).click();
+  await pkg.getByRole('button', { name: 'Prepare an agent' }).click();
+  const err = pkg.getByTestId('error');
+  await err.waitFor();
+  assert.match(await err.innerText(), /^PACKAGE_BROKEN: the installation of test\/broken is broken/);
+  assert.match(await err.getByTestId('error-guidance').innerText(), /^What to do: repair it on this machine; aos never overwrites a broken install$/);
+  assert.equal(await pkg.getByTestId('operation').count(), 0, 'no operation was reserved');
+  await shoot(page, 'store-refused-phone');
+  assert.deepEqual(await axeCheck(page, 'store-refused-phone'), []);
+  // The browser logs the refused request's status itself: expected, and only that.
+  assert.deepEqual(bad.filter((b) => !/status of 409/.test(b)), []);
   await ctx.close();
 });
 

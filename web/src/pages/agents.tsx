@@ -5,17 +5,18 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, newKey, type Agent, type Receipt, type StoreList } from '../api';
 import { clean } from '../text';
+import { ErrorNote, failure, type Failure } from '../components/errnote';
 
 export function AgentsPage({ id }: { id: string }) {
   const [list, setList] = useState<Agent[] | null>(null);
-  const [err, setErr] = useState('');
+  const [err, setErr] = useState<Failure>(null);
   useEffect(() => {
-    api<Agent[]>('GET', '/agents').then(setList, (x) => setErr((x as Error).message));
+    api<Agent[]>('GET', '/agents').then(setList, (x) => setErr(failure(x)));
   }, []);
   return (
     <section>
       <h1>Agents</h1>
-      {err && <p class="error" role="alert">{err}</p>}
+      <ErrorNote f={err} />
       {id && <AgentDetail id={id} />}
       {list && list.length === 0 && (
         <p class="empty">
@@ -38,12 +39,12 @@ export function AgentsPage({ id }: { id: string }) {
 
 function AgentDetail({ id }: { id: string }) {
   const [a, setA] = useState<Agent | null>(null);
-  const [err, setErr] = useState('');
+  const [err, setErr] = useState<Failure>(null);
   useEffect(() => {
     setA(null);
-    api<Agent>('GET', `/agents/${encodeURIComponent(id)}`).then(setA, (x) => setErr((x as Error).message));
+    api<Agent>('GET', `/agents/${encodeURIComponent(id)}`).then(setA, (x) => setErr(failure(x)));
   }, [id]);
-  if (err) return <p class="error" role="alert">{err}</p>;
+  if (err) return <ErrorNote f={err} />;
   if (!a) return <p class="empty">Loading…</p>;
   return (
     <div class="card" data-testid="agent">
@@ -72,12 +73,12 @@ function SendTask({ agent }: { agent: Agent }) {
   const key = useRef(''); // one intent: made when the task is typed, kept across retries
   const [text, setText] = useState('');
   const [receipt, setReceipt] = useState<Receipt | null>(null);
-  const [err, setErr] = useState('');
+  const [err, setErr] = useState<Failure>(null);
   const [busy, setBusy] = useState(false);
   async function submit(e: Event) {
     e.preventDefault();
     if (!text.trim()) return;
-    setErr('');
+    setErr(null);
     setBusy(true);
     try {
       if (!key.current) key.current = newKey();
@@ -89,7 +90,7 @@ function SendTask({ agent }: { agent: Agent }) {
         key.current = ''; // the next task is a new intent
       }
     } catch (x) {
-      setErr((x as Error).message);
+      setErr(failure(x));
     } finally {
       setBusy(false);
     }
@@ -111,7 +112,7 @@ function SendTask({ agent }: { agent: Agent }) {
       <div class="actions">
         <button class="primary" type="submit" disabled={busy || !text.trim()}>Send the task</button>
       </div>
-      {err && <p class="error" role="alert">{err}</p>}
+      <ErrorNote f={err} />
       {receipt && (
         <p data-testid="receipt" data-state={receipt.state}>
           {receipt.duplicate ? 'Already sent' : 'Sent'} ({clean(receipt.state)})

@@ -6,37 +6,38 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Device, type DevicePairing } from '../api';
 import { QR } from '../qr';
 import { ago, clean } from '../text';
+import { ErrorNote, failure, type Failure } from '../components/errnote';
 
 export function DevicesPage() {
   const [list, setList] = useState<Device[] | null>(null);
   const [name, setName] = useState('');
   const [pairing, setPairing] = useState<DevicePairing | null>(null);
   const [confirming, setConfirming] = useState('');
-  const [err, setErr] = useState('');
+  const [err, setErr] = useState<Failure>(null);
   const [busy, setBusy] = useState(false);
-  const load = () => api<Device[]>('GET', '/devices').then(setList, (x) => setErr((x as Error).message));
+  const load = () => api<Device[]>('GET', '/devices').then(setList, (x) => setErr(failure(x)));
   useEffect(() => void load(), []);
   async function pair(e: Event) {
     e.preventDefault();
-    setErr('');
+    setErr(null);
     setBusy(true);
     try {
       setPairing(await api<DevicePairing>('POST', '/devices/pairings', { name: name.trim() }));
       setName('');
     } catch (x) {
-      setErr((x as Error).message);
+      setErr(failure(x));
     } finally {
       setBusy(false);
     }
   }
   async function revoke(d: Device) {
-    setErr('');
+    setErr(null);
     try {
       await api('DELETE', `/devices/${encodeURIComponent(d.id)}`);
       setConfirming('');
       await load();
     } catch (x) {
-      setErr((x as Error).message);
+      setErr(failure(x));
     }
   }
   // Only an aos:// pairing URL is drawn; its text is shown as text.
@@ -44,7 +45,7 @@ export function DevicesPage() {
   return (
     <section>
       <h1>Devices</h1>
-      {err && <p class="error" role="alert">{err}</p>}
+      <ErrorNote f={err} />
       {list && list.length === 0 && <p class="empty">No device paired.</p>}
       <ul class="list" data-testid="devices">
         {list?.map((d) => (

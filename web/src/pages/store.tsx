@@ -8,6 +8,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, newKey, type Operation, type Package, type PrepareResult, type StoreInspect, type StoreList } from '../api';
 import { clean } from '../text';
+import { ErrorNote, failure, type Failure } from '../components/errnote';
 
 const SETTLED = new Set(['ready', 'failed', 'needs_user_action']);
 
@@ -31,14 +32,14 @@ async function allPackages(): Promise<StoreList> {
 export function StorePage() {
   const [list, setList] = useState<StoreList | null>(null);
   const [open, setOpen] = useState('');
-  const [err, setErr] = useState('');
+  const [err, setErr] = useState<Failure>(null);
   useEffect(() => {
-    allPackages().then(setList, (x) => setErr((x as Error).message));
+    allPackages().then(setList, (x) => setErr(failure(x)));
   }, []);
   return (
     <section>
       <h1>Store</h1>
-      {err && <p class="error" role="alert">{err}</p>}
+      <ErrorNote f={err} />
       {list && !list.packages?.length && <p class="empty">No package in the catalog.</p>}
       <ul class="list" data-testid="store">
         {list?.packages?.map((p) => (
@@ -72,11 +73,11 @@ export function StorePage() {
 
 function Inspect({ pkg, machineId }: { pkg: Package; machineId: string }) {
   const [info, setInfo] = useState<StoreInspect | null>(null);
-  const [err, setErr] = useState('');
+  const [err, setErr] = useState<Failure>(null);
   useEffect(() => {
-    api<StoreInspect>('GET', `/store/packages/${pkgPath(pkg.packageId)}`).then(setInfo, (x) => setErr((x as Error).message));
+    api<StoreInspect>('GET', `/store/packages/${pkgPath(pkg.packageId)}`).then(setInfo, (x) => setErr(failure(x)));
   }, [pkg.packageId]);
-  if (err) return <p class="error" role="alert">{err}</p>;
+  if (err) return <ErrorNote f={err} />;
   if (!info) return <p class="empty">Loading…</p>;
   const p = info.package;
   return (
@@ -113,7 +114,7 @@ function Prepare({ pkg, machineId }: { pkg: Package; machineId: string }) {
   const key = useRef(newKey()); // one intent: kept across retries
   const [name, setName] = useState('');
   const [op, setOp] = useState<Operation | null>(null);
-  const [err, setErr] = useState('');
+  const [err, setErr] = useState<Failure>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     // needs_user_action is polled too, more slowly: once the owner fixed
@@ -121,14 +122,14 @@ function Prepare({ pkg, machineId }: { pkg: Package; machineId: string }) {
     // and the same operation becomes ready.
     if (!op || op.state === 'ready' || op.state === 'failed') return;
     const t = window.setTimeout(
-      () => api<Operation>('GET', `/operations/${encodeURIComponent(op.operationId)}`).then(setOp, (x) => setErr((x as Error).message)),
+      () => api<Operation>('GET', `/operations/${encodeURIComponent(op.operationId)}`).then(setOp, (x) => setErr(failure(x))),
       op.state === 'needs_user_action' ? 5000 : 2000,
     );
     return () => clearTimeout(t);
   }, [op]);
   async function submit(e: Event) {
     e.preventDefault();
-    setErr('');
+    setErr(null);
     setBusy(true);
     try {
       const ws: { kind: string; name?: string } = { kind: 'new' };
@@ -136,7 +137,7 @@ function Prepare({ pkg, machineId }: { pkg: Package; machineId: string }) {
       const r = await api<PrepareResult>('POST', '/agents/prepare', { machineId, packageId: pkg.packageId, workspace: ws, idempotencyKey: key.current });
       setOp(r.operation);
     } catch (x) {
-      setErr((x as Error).message); // a retry sends the same key
+      setErr(failure(x)); // a retry sends the same key
     } finally {
       setBusy(false);
     }
@@ -149,7 +150,7 @@ function Prepare({ pkg, machineId }: { pkg: Package; machineId: string }) {
       <div class="actions">
         <button class="primary" type="submit" disabled={busy || !!op}>Prepare an agent</button>
       </div>
-      {err && <p class="error" role="alert">{err}</p>}
+      <ErrorNote f={err} />
       {op && (
         <div class="card" data-testid="operation" data-state={op.state} aria-live="polite">
           <div>

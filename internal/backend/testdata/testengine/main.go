@@ -121,6 +121,22 @@ func main() {
 			time.Sleep(50 * time.Millisecond)
 		}
 		_ = os.Remove(filepath.Join(req.Worktree, ".host-planted"))
+	case "live":
+		// Live-only events for the console's browser test: one of each
+		// kind every 500 ms (the console shows only those that arrive
+		// while it is open), until the host writes .host-seen in the
+		// worktree (at most a minute). .engine-live says where that is.
+		write("notes.txt", "notes from the engine\n")
+		write(".engine-live", "")
+		for i := 0; i < 120; i++ {
+			if _, err := os.Stat(filepath.Join(req.Worktree, ".host-seen")); err == nil {
+				break
+			}
+			fmt.Fprintf(os.Stderr, `{"aos_event":"tool_call","tool":"grep","input":"TODO %d","exitCode":1}`+"\n", i)
+			fmt.Fprintln(os.Stderr, `{"aos_event":"file_change","changes":["notes.txt"]}`)
+			fmt.Fprintf(os.Stderr, `{"aos_event":"text","text":"<b>reading</b> the notes, pass %d"}`+"\n", i)
+			time.Sleep(500 * time.Millisecond)
+		}
 	case "spend":
 		write("hello.txt", "spent\n")
 		for i := 0; i < 50; i++ {
