@@ -20,10 +20,11 @@ import (
 // ms. Against a worker that commits steps of 16 runs back to back, aos
 // server's mission creation lost that race again and again and slept
 // through the longer delays: p99 1.2 to 2.2 s for POST /missions in
-// bench/load. So every transaction of this package first takes an
-// exclusive flock on <db>.writelock, whose waiters the kernel wakes the
-// moment it is released: a writer waits for the transactions ahead of it,
-// never for a sleep. SQLite's own lock and busy_timeout stay underneath,
+// bench/load. So every transaction of the store (sqlstore.DB.Tx, through
+// Dialect.Lock: the kernel's, and the shared code's own InsertMissionRun,
+// ClaimStart and EndRun) first takes an exclusive flock on <db>.writelock,
+// whose waiters the kernel wakes the moment it is released: a writer waits
+// for the transactions ahead of it, never for a sleep. SQLite's own lock and busy_timeout stay underneath,
 // for writers that are not aos transactions (autocommit statements, the
 // sqlite3 shell).
 type writeLock struct {
@@ -99,30 +100,15 @@ func (l *writeLock) lock(ctx context.Context) (unlock func(), err error) {
 
 func (l *writeLock) close() { _ = l.f.Close() }
 
-// Tx runs fn in one transaction while holding the write lock (see
-// writeLock).
-func (s *Store) Tx(ctx context.Context, fn func(q store.Queries) error) error {
-	unlock, err := s.wlock.lock(ctx)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	defer unlock()
-	return s.DB.Tx(ctx, fn)
-}
-
-// InsertAudit appends an audit record in a transaction of its own under
-// the write lock: as a bare autocommit statement it met another process's
-// transactions through SQLite's sleeping busy handler instead (up to half
-// a second on mission creation under load in bench/load).
+// InsertAudit appends an audit record in a transaction of its own, under
+// the write lock (Tx takes it, Dialect.Lock): as a bare autocommit
+// statement it met another process's transactions through SQLite's
+// sleeping busy handler instead (up to half a second on mission creation
+// under load in bench/load).
 func (s *Store) InsertAudit(ctx context.Context, a store.AuditRecord) (id int64, err error) {
 	err = s.Tx(ctx, func(q store.Queries) error {
 		id, err = q.InsertAudit(ctx, a)
 		return err
 	})
 	return id, err
-}
-
-// PruneHistory implements store.Pruner under the write lock.
-func (s *Store) PruneHistory(ctx context.Context, p store.PruneParams) (store.PruneResult, error) {
-	return s.DB.PruneHistoryWith(ctx, p, s.Tx)
 }

@@ -129,3 +129,82 @@ func TestReadsDoNotQueueBehindAWriteTransaction(t *testing.T) {
 		t.Fatalf("setting after commit: %s, %v", v, err)
 	}
 }
+
+// TestEveryTransactionTakesTheWriteLock: the store's multi-statement
+// writes of the shared code (mission creation, claim, a run's end), the
+// audit insert, a prune and Tx itself all wait for the write lock another
+// process holds, instead of going to SQLite's lock (free here) and,
+// under load, to its sleeping busy handler. Released, each runs.
+func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
+	s, path := migrated(t)
+	f, err := os.OpenFile(path+".writelock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	// A long-ended mission gives PruneHistory something to prune.
+	if err := s.InsertMission(context.Background(), store.Mission{ID: "old", Title: "t", Spec: []byte(`{}`), Status: "done", RootRunID: "r0", CreatedAt: 1, UpdatedAt: 1, EndedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.InsertAudit(context.Background(), store.AuditRecord{At: 1, Actor: "owner", Action: "mission.create", Target: "old", Detail: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var fence store.Fence
+	m := store.Mission{ID: "m", Title: "t", Status: "queued", RootRunID: "r", CreatedAt: 1, UpdatedAt: 1}
+	r := store.Run{ID: "r", MissionID: "m", Logic: "l", Status: "queued", CreatedAt: 1, UpdatedAt: 1}
+	audit := store.AuditRecord{At: 1, Actor: "owner", Action: "mission.create", Target: "m", Detail: []byte(`{}`)}
+	writes := []struct {
+		name string
+		fn   func(ctx context.Context) error
+	}{
+		{"InsertMissionRun", func(ctx context.Context) error {
+			return s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{}`), CreatedAt: 1}, &audit)
+		}},
+		{"ClaimStart", func(ctx context.Context) error {
+			run, _, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: "w", Now: 5, LeaseUntil: 50})
+			fence = store.Fence{RunID: run.ID, Owner: "w", Token: run.FencingToken}
+			return err
+		}},
+		{"EndRun", func(ctx context.Context) error {
+			return s.EndRun(ctx, store.SetRunStateParams{Fence: fence, Status: "done", EndedAt: 9, Now: 9},
+				store.UpdateMissionStatusParams{ID: "m", Status: "done", EndedAt: 9, Now: 9},
+				store.Event{MissionID: "m", RunID: "r", Kind: "run.completed", Payload: []byte(`{}`), CreatedAt: 9})
+		}},
+		{"InsertAudit", func(ctx context.Context) error { _, err := s.InsertAudit(ctx, audit); return err }},
+		{"PruneHistory", func(ctx context.Context) error {
+			res, err := s.PruneHistory(ctx, store.PruneParams{EventsBefore: 2, AuditBefore: 2, Now: 10})
+			if err == nil && res.Missions != 1 {
+				err = fmt.Errorf("pruned %+v, want the old mission", res)
+			}
+			return err
+		}},
+		{"Tx", func(ctx context.Context) error {
+			return s.Tx(ctx, func(q store.Queries) error { return q.PutSetting(ctx, "k", []byte(`1`), 1) })
+		}},
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := w.fn(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s while another process holds the write lock: %v, want it to wait until its ctx ended", w.name, err)
+		}
+	}
+	if _, err := s.GetMission(context.Background(), "m"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a mission was written under another process's write lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		if err := w.fn(context.Background()); err != nil {
+			t.Fatalf("%s after the release: %v", w.name, err)
+		}
+	}
+	if got, err := s.GetMission(context.Background(), "m"); err != nil || got.Status != "done" {
+		t.Fatalf("mission after the writes: %+v, %v; want done", got, err)
+	}
+}
