@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -207,4 +208,75 @@ func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
 	if got, err := s.GetMission(context.Background(), "m"); err != nil || got.Status != "done" {
 		t.Fatalf("mission after the writes: %+v, %v; want done", got, err)
 	}
+}
+
+// TestWriteLockTakesTurnsBetweenProcesses: a process that releases the
+// write lock while another waits for it does not take it straight back
+// with its next transaction (which a released flock allows: the waiter
+// is only woken, and the releaser is already running): the waiter goes
+// first. Two handles on one database stand for two processes (each has
+// its own flocks).
+func TestWriteLockTakesTurnsBetweenProcesses(t *testing.T) {
+	s, path := migrated(t)
+	other := open(t, path, 1)[0]
+	bg := context.Background()
+	var mu sync.Mutex
+	var order []string
+	record := func(who string) func(store.Queries) error {
+		return func(store.Queries) error { mu.Lock(); order = append(order, who); mu.Unlock(); return nil }
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	ours := make(chan error, 1)
+	go func() {
+		// Two transactions back to back, as a worker commits steps.
+		err := s.Tx(bg, func(q store.Queries) error { close(inside); <-release; return record("s1")(q) })
+		if err == nil {
+			err = s.Tx(bg, record("s2"))
+		}
+		ours <- err
+	}()
+	<-inside
+	waited := make(chan error, 1)
+	go func() { waited <- other.Tx(bg, record("other")) }()
+	waitForBlockedFlock(t, path+".writelock")
+	unblock()
+	for _, c := range []chan error{ours, waited} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fmt.Sprint(order); got != "[s1 other s2]" {
+		t.Fatalf("transactions ran in the order %s, want [s1 other s2]: the waiting process goes before the releaser's next one", got)
+	}
+}
+
+// waitForBlockedFlock waits until /proc/locks shows a process blocked on
+// the flock of path.
+func waitForBlockedFlock(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := fmt.Sprintf(":%d", fi.Sys().(*syscall.Stat_t).Ino)
+	deadline := time.Now().Add(5 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/locks")
+		if err != nil {
+			t.Skipf("no /proc/locks: %v", err)
+		}
+		last = string(b)
+		for _, line := range strings.Split(last, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 7 && f[1] == "->" && f[2] == "FLOCK" && strings.HasSuffix(f[6], suffix) {
+				return
+			}
+		}
+		time.Sleep(2 * time.Millisecond) // polling /proc/locks, with a deadline
+	}
+	t.Fatalf("nobody blocked on the flock of %s after 5 s; /proc/locks:\n%s", path, last)
 }
