@@ -204,6 +204,10 @@ type MissionSpec struct {
 	// Input is the root run's input.
 	Input  any
 	Budget Budget
+	// Audit, when set, is the creation's audit record, written in the
+	// same transaction as the mission; its Target is set to the mission's
+	// id.
+	Audit *store.AuditRecord
 }
 
 // CreateMission creates a mission and its root run, queued.
@@ -236,8 +240,14 @@ func (k *Kernel) CreateMission(ctx context.Context, s MissionSpec) (missionID, r
 	}
 	m := store.Mission{ID: missionID, ProjectID: s.ProjectID, Title: s.Title, Spec: spec, Status: StatusQueued, RootRunID: rootRunID, CreatedAt: now, UpdatedAt: now}
 	e := store.Event{MissionID: missionID, RunID: rootRunID, Kind: "mission.created", Payload: payload, CreatedAt: now}
+	var audit *store.AuditRecord
+	if s.Audit != nil {
+		a := *s.Audit
+		a.Target = missionID
+		audit = &a
+	}
 	err = k.retry(ctx, func() error {
-		return k.st.InsertMissionRun(ctx, m, k.newRun(rootRunID, missionID, "", s.Logic, input, s.Budget, now), e)
+		return k.st.InsertMissionRun(ctx, m, k.newRun(rootRunID, missionID, "", s.Logic, input, s.Budget, now), e, audit)
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("create mission: %w", err)

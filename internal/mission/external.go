@@ -73,11 +73,12 @@ func (s *Service) createExternal(ctx context.Context, actor Actor, req CreateReq
 	if req.Local {
 		logic = backend.LocalLogicName // only aos run's process (or aos resume) claims it
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
+	// The audit record goes in the mission's own transaction.
+	audit := s.auditRecord(actor, "mission.create", "", map[string]any{"engine": in.Engine, "budgetUsd": b.USD, "local": req.Local})
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b, Audit: &audit})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}
-	s.audit(ctx, actor, "mission.create", mid, map[string]any{"engine": in.Engine, "budgetUsd": b.USD, "local": req.Local})
 	return s.GetMission(ctx, mid)
 }
 

@@ -137,29 +137,37 @@ func (s *Service) CreateMission(ctx context.Context, actor Actor, req CreateRequ
 	if req.Local {
 		logic = engine.LocalLogicName
 	}
-	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b})
+	// The audit record goes in the mission's own transaction: one commit
+	// (one fsync, one turn of SQLite's write lock) per creation, and no
+	// created mission without its record.
+	audit := s.auditRecord(actor, "mission.create", "", map[string]any{"model": in.Model, "budgetUsd": b.USD, "local": req.Local})
+	mid, _, err := s.k.CreateMission(ctx, kernel.MissionSpec{ID: keyedMissionID(ctx), ProjectID: in.ProjectID, Title: title, Spec: in, Logic: logic, Input: in, Budget: b, Audit: &audit})
 	if err != nil {
 		return Mission{}, translate("create mission", err)
 	}
-	s.audit(ctx, actor, "mission.create", mid, map[string]any{"model": in.Model, "budgetUsd": b.USD, "local": req.Local})
 	return s.GetMission(ctx, mid)
 }
 
 // prepareBase records the commit a mission in a project starts from
 // (engine.PrepareBase). A workspace that is not a project gets none: the
 // mission fails at its setup, as it always did, unless it asked for the
-// uncommitted changes, which only a project has.
+// uncommitted changes, which only a project has. The project is checked
+// once, by gitx.Open inside engine.PrepareBase (a `git rev-parse` run a
+// second time for a CheckProject of our own cost every creation a git
+// process).
 func prepareBase(ctx context.Context, in *engine.Input) error {
-	if _, err := gitx.CheckProject(ctx, in.Workspace); err != nil {
+	err := engine.PrepareBase(ctx, in)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gitx.ErrNotProject):
 		if in.IncludeUncommitted {
 			return invalid("includeUncommitted needs a project: %s", gitMsg(err))
 		}
 		return nil
-	}
-	if err := engine.PrepareBase(ctx, in); err != nil {
+	default:
 		return invalid("the mission's base commit: %s", gitMsg(err))
 	}
-	return nil
 }
 
 // gitMsg is a git failure's message fit for the caller.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/aos-run/aos/internal/kernel"
@@ -14,8 +15,9 @@ import (
 
 // TestCreateMissionOnce: a mission created under a key has the key's id;
 // the same key again returns it (replayed) and creates nothing; a refused
-// creation leaves the key free; other keys make other missions. On both
-// databases.
+// creation leaves the key free; other keys make other missions. Each
+// mission made has exactly one audit record, written with it; a repeat and
+// a refusal write none. On both databases.
 func TestCreateMissionOnce(t *testing.T) {
 	for _, driver := range []string{"sqlite", "postgres"} {
 		t.Run(driver, func(t *testing.T) {
@@ -48,6 +50,14 @@ func TestCreateMissionOnce(t *testing.T) {
 			}
 			if _, _, err := svc.CreateMissionOnce(ctx, "t", "", req); !errors.Is(err, mission.ErrInvalidInput) {
 				t.Errorf("no key: %v", err)
+			}
+			as, err := svc.ListAudit(ctx, 0, 100)
+			var got []string
+			for _, a := range as {
+				got = append(got, a.Actor+" "+a.Action+" "+a.Target)
+			}
+			if want := []string{"t mission.create " + m2.ID, "t mission.create " + m1.ID}; err != nil || !slices.Equal(got, want) {
+				t.Errorf("audit records %q (%v), want %q", got, err, want)
 			}
 		})
 	}

@@ -103,16 +103,21 @@ type Actor string
 // audit records a mutation that succeeded. A failure to record is logged and
 // does not undo the mutation, which has committed already.
 func (s *Service) audit(ctx context.Context, actor Actor, action, target string, detail map[string]any) {
+	_, err := s.st.InsertAudit(context.WithoutCancel(ctx), s.auditRecord(actor, action, target, detail))
+	if err != nil {
+		s.opts.Logger.Error("audit record lost", "action", action, "target", target, "err", err.Error())
+	}
+}
+
+// auditRecord is the audit record of an action, at the service's now.
+func (s *Service) auditRecord(actor Actor, action, target string, detail map[string]any) store.AuditRecord {
 	b := []byte("{}")
 	if detail != nil {
 		if j, err := json.Marshal(detail); err == nil {
 			b = j
 		}
 	}
-	_, err := s.st.InsertAudit(context.WithoutCancel(ctx), store.AuditRecord{At: s.now().UnixMilli(), Actor: string(actor), Action: action, Target: target, Detail: b})
-	if err != nil {
-		s.opts.Logger.Error("audit record lost", "action", action, "target", target, "err", err.Error())
-	}
+	return store.AuditRecord{At: s.now().UnixMilli(), Actor: string(actor), Action: action, Target: target, Detail: b}
 }
 
 // AuditEntry is one audit record as presented.

@@ -377,21 +377,36 @@ func TestRenewLeases(t *testing.T) {
 }
 
 // InsertMissionRun and EndRun write several rows atomically (one statement
-// on PostgreSQL); a fenced EndRun writes nothing.
+// on PostgreSQL), the creation's audit record included; a failed insert
+// writes no audit record, and a fenced EndRun writes nothing.
 func TestMissionRunInsertAndEnd(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		ctx, s := context.Background(), db.Store
 		m := store.Mission{ID: "m", Title: "t", Status: "queued", RootRunID: "r", CreatedAt: 1, UpdatedAt: 1}
 		r := store.Run{ID: "r", MissionID: "m", Logic: "l", Status: "queued", CreatedAt: 1, UpdatedAt: 1}
-		if err := s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{"a":1}`), CreatedAt: 1}); err != nil {
+		audit := func(target string) *store.AuditRecord {
+			return &store.AuditRecord{At: 1, Actor: "owner", Action: "mission.create", Target: target, Detail: []byte(`{"model":"m"}`)}
+		}
+		if err := s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{"a":1}`), CreatedAt: 1}, audit("m")); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InsertMissionRun(ctx, store.Mission{ID: "m2", Status: "queued", RootRunID: "r"}, r, store.Event{MissionID: "m2", Kind: "x", Payload: []byte(`{}`)}); err == nil {
+		if err := s.InsertMissionRun(ctx, store.Mission{ID: "m2", Status: "queued", RootRunID: "r"}, r, store.Event{MissionID: "m2", Kind: "x", Payload: []byte(`{}`)}, audit("m2")); err == nil {
 			t.Fatal("a second run r was inserted")
 		}
 		if _, err := s.GetMission(ctx, "m2"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("mission of a failed insert = %v, want none", err)
+		}
+		if as, err := s.ListAudit(ctx, store.ListAuditParams{Limit: 10}); err != nil || len(as) != 1 || as[0].Target != "m" || as[0].Action != "mission.create" || string(as[0].Detail) != `{"model":"m"}` {
+			t.Fatalf("audit records = %+v, %v; want the one of m", as, err)
+		}
+		m3 := store.Mission{ID: "m3", Title: "t", Status: "queued", RootRunID: "r3", CreatedAt: 1, UpdatedAt: 1}
+		r3 := store.Run{ID: "r3", MissionID: "m3", Logic: "l", Status: "done", CreatedAt: 1, UpdatedAt: 1} // never claimed below
+		if err := s.InsertMissionRun(ctx, m3, r3, store.Event{MissionID: "m3", RunID: "r3", Kind: "mission.created", Payload: []byte(`{}`), CreatedAt: 1}, nil); err != nil {
+			t.Fatalf("a creation without an audit record: %v", err)
+		}
+		if as, _ := s.ListAudit(ctx, store.ListAuditParams{Limit: 10}); len(as) != 1 {
+			t.Fatalf("audit records after a creation without one = %+v", as)
 		}
 		got, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w", Now: 5, LeaseUntil: 50})
 		if err != nil || got.StartedAt != 5 {

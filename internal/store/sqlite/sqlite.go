@@ -95,7 +95,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// Directories of dead processes' sockets under TMPDIR go now: nothing
 	// of aos accumulates outside the data dir (bus_sweep.go).
 	sweepStaleBusDirs(os.TempDir())
-	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient,
+	return &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", EventPos: "id", Transient: transient, Lock: wlock.lock,
 		HeldLeases: `SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each($3)`}), path: abs, bus: newBus(abs), reads: reads, wlock: wlock}, nil
 }
 

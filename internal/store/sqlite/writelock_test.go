@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -128,4 +129,154 @@ func TestReadsDoNotQueueBehindAWriteTransaction(t *testing.T) {
 	if v, err := s.GetSetting(bg, "k"); err != nil || string(v) != "1" {
 		t.Fatalf("setting after commit: %s, %v", v, err)
 	}
+}
+
+// TestEveryTransactionTakesTheWriteLock: the store's multi-statement
+// writes of the shared code (mission creation, claim, a run's end), the
+// audit insert, a prune and Tx itself all wait for the write lock another
+// process holds, instead of going to SQLite's lock (free here) and,
+// under load, to its sleeping busy handler. Released, each runs.
+func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
+	s, path := migrated(t)
+	f, err := os.OpenFile(path+".writelock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	// A long-ended mission gives PruneHistory something to prune.
+	if err := s.InsertMission(context.Background(), store.Mission{ID: "old", Title: "t", Spec: []byte(`{}`), Status: "done", RootRunID: "r0", CreatedAt: 1, UpdatedAt: 1, EndedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.InsertAudit(context.Background(), store.AuditRecord{At: 1, Actor: "owner", Action: "mission.create", Target: "old", Detail: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var fence store.Fence
+	m := store.Mission{ID: "m", Title: "t", Status: "queued", RootRunID: "r", CreatedAt: 1, UpdatedAt: 1}
+	r := store.Run{ID: "r", MissionID: "m", Logic: "l", Status: "queued", CreatedAt: 1, UpdatedAt: 1}
+	audit := store.AuditRecord{At: 1, Actor: "owner", Action: "mission.create", Target: "m", Detail: []byte(`{}`)}
+	writes := []struct {
+		name string
+		fn   func(ctx context.Context) error
+	}{
+		{"InsertMissionRun", func(ctx context.Context) error {
+			return s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{}`), CreatedAt: 1}, &audit)
+		}},
+		{"ClaimStart", func(ctx context.Context) error {
+			run, _, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: "w", Now: 5, LeaseUntil: 50})
+			fence = store.Fence{RunID: run.ID, Owner: "w", Token: run.FencingToken}
+			return err
+		}},
+		{"EndRun", func(ctx context.Context) error {
+			return s.EndRun(ctx, store.SetRunStateParams{Fence: fence, Status: "done", EndedAt: 9, Now: 9},
+				store.UpdateMissionStatusParams{ID: "m", Status: "done", EndedAt: 9, Now: 9},
+				store.Event{MissionID: "m", RunID: "r", Kind: "run.completed", Payload: []byte(`{}`), CreatedAt: 9})
+		}},
+		{"InsertAudit", func(ctx context.Context) error { _, err := s.InsertAudit(ctx, audit); return err }},
+		{"PruneHistory", func(ctx context.Context) error {
+			res, err := s.PruneHistory(ctx, store.PruneParams{EventsBefore: 2, AuditBefore: 2, Now: 10})
+			if err == nil && res.Missions != 1 {
+				err = fmt.Errorf("pruned %+v, want the old mission", res)
+			}
+			return err
+		}},
+		{"Tx", func(ctx context.Context) error {
+			return s.Tx(ctx, func(q store.Queries) error { return q.PutSetting(ctx, "k", []byte(`1`), 1) })
+		}},
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := w.fn(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s while another process holds the write lock: %v, want it to wait until its ctx ended", w.name, err)
+		}
+	}
+	if _, err := s.GetMission(context.Background(), "m"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a mission was written under another process's write lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		if err := w.fn(context.Background()); err != nil {
+			t.Fatalf("%s after the release: %v", w.name, err)
+		}
+	}
+	if got, err := s.GetMission(context.Background(), "m"); err != nil || got.Status != "done" {
+		t.Fatalf("mission after the writes: %+v, %v; want done", got, err)
+	}
+}
+
+// TestWriteLockTakesTurnsBetweenProcesses: a process that releases the
+// write lock while another waits for it does not take it straight back
+// with its next transaction (which a released flock allows: the waiter
+// is only woken, and the releaser is already running): the waiter goes
+// first. Two handles on one database stand for two processes (each has
+// its own flocks).
+func TestWriteLockTakesTurnsBetweenProcesses(t *testing.T) {
+	s, path := migrated(t)
+	other := open(t, path, 1)[0]
+	bg := context.Background()
+	var mu sync.Mutex
+	var order []string
+	record := func(who string) func(store.Queries) error {
+		return func(store.Queries) error { mu.Lock(); order = append(order, who); mu.Unlock(); return nil }
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	ours := make(chan error, 1)
+	go func() {
+		// Two transactions back to back, as a worker commits steps.
+		err := s.Tx(bg, func(q store.Queries) error { close(inside); <-release; return record("s1")(q) })
+		if err == nil {
+			err = s.Tx(bg, record("s2"))
+		}
+		ours <- err
+	}()
+	<-inside
+	waited := make(chan error, 1)
+	go func() { waited <- other.Tx(bg, record("other")) }()
+	waitForBlockedFlock(t, path+".writelock")
+	unblock()
+	for _, c := range []chan error{ours, waited} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fmt.Sprint(order); got != "[s1 other s2]" {
+		t.Fatalf("transactions ran in the order %s, want [s1 other s2]: the waiting process goes before the releaser's next one", got)
+	}
+}
+
+// waitForBlockedFlock waits until /proc/locks shows a process blocked on
+// the flock of path.
+func waitForBlockedFlock(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := fmt.Sprintf(":%d", fi.Sys().(*syscall.Stat_t).Ino)
+	deadline := time.Now().Add(5 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/locks")
+		if err != nil {
+			t.Skipf("no /proc/locks: %v", err)
+		}
+		last = string(b)
+		for _, line := range strings.Split(last, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 7 && f[1] == "->" && f[2] == "FLOCK" && strings.HasSuffix(f[6], suffix) {
+				return
+			}
+		}
+		time.Sleep(2 * time.Millisecond) // polling /proc/locks, with a deadline
+	}
+	t.Fatalf("nobody blocked on the flock of %s after 5 s; /proc/locks:\n%s", path, last)
 }

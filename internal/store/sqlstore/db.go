@@ -58,6 +58,13 @@ type Dialect struct {
 	WritableCTE bool
 	// Transient classifies passing errors.
 	Transient func(error) bool
+	// Lock, when set, is taken before every transaction of Tx begins and
+	// released after its commit or rollback: SQLite's cross-process write
+	// lock (sqlite/writelock.go). Every transaction of the shared code
+	// (InsertMissionRun, ClaimStart, EndRun and the kernel's own) then
+	// waits in the same queue, instead of meeting the others in SQLite's
+	// sleeping busy handler.
+	Lock func(ctx context.Context) (unlock func(), err error)
 }
 
 // DB is the shared implementation of store.Queries over database/sql, and of
@@ -220,8 +227,15 @@ type queries struct {
 	d *Dialect
 }
 
-// Tx runs fn in one transaction.
+// Tx runs fn in one transaction, holding the dialect's Lock if it has one.
 func (db *DB) Tx(ctx context.Context, fn func(q store.Queries) error) error {
+	if db.D.Lock != nil {
+		unlock, err := db.D.Lock(ctx)
+		if err != nil {
+			return fmt.Errorf("store: begin: %w", err)
+		}
+		defer unlock()
+	}
 	tx, err := db.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)

@@ -34,10 +34,12 @@ func (q *queries) InsertMission(ctx context.Context, m store.Mission) error {
 	return nil
 }
 
-// InsertMissionRun inserts a mission, its root run and an event
-// atomically: on PostgreSQL in one statement (a writable CTE: one round
-// trip, no BEGIN or COMMIT of its own), elsewhere in one transaction.
-func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run, e store.Event) error {
+// InsertMissionRun inserts a mission, its root run, an event and, when a
+// is not nil, an audit record atomically: on PostgreSQL in one statement
+// (a writable CTE: one round trip, no BEGIN or COMMIT of its own),
+// elsewhere in one transaction (on SQLite one fsync and one turn of the
+// write lock for the whole creation).
+func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run, e store.Event, a *store.AuditRecord) error {
 	if !db.D.WritableCTE {
 		return db.Tx(ctx, func(q store.Queries) error {
 			if err := q.InsertMission(ctx, m); err != nil {
@@ -46,8 +48,15 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 			if err := q.InsertRun(ctx, r); err != nil {
 				return err
 			}
-			_, err := q.InsertEvent(ctx, e)
-			return err
+			if _, err := q.InsertEvent(ctx, e); err != nil {
+				return err
+			}
+			if a != nil {
+				if _, err := q.InsertAudit(ctx, *a); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}
 	spec, input, usage := string(m.Spec), string(r.Input), string(r.Usage)
@@ -64,14 +73,24 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 	if e.Seq != nil {
 		seq = *e.Seq
 	}
-	_, err := db.Queries.(*queries).q.ExecContext(ctx, `WITH m AS (INSERT INTO missions (`+missionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)),
-r AS (INSERT INTO runs (`+runCols+`) VALUES ($12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37))
-INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES ($38,$39,$40,$41,$42,$43,$44)`,
-		m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt,
+	args := []any{m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt,
 		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
 		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt,
 		r.Holder.Host, r.Holder.PID, r.Holder.Proc,
-		e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt)
+		e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt}
+	auditCTE := ""
+	if a != nil {
+		detail := string(a.Detail)
+		if detail == "" {
+			detail = "{}"
+		}
+		auditCTE = `,
+a AS (INSERT INTO audit_log (at, actor, action, target, detail) VALUES ($45,$46,$47,$48,$49))`
+		args = append(args, a.At, a.Actor, a.Action, a.Target, detail)
+	}
+	_, err := db.Queries.(*queries).q.ExecContext(ctx, `WITH m AS (INSERT INTO missions (`+missionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)),
+r AS (INSERT INTO runs (`+runCols+`) VALUES ($12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37))`+auditCTE+`
+INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES ($38,$39,$40,$41,$42,$43,$44)`, args...)
 	if err != nil {
 		return fmt.Errorf("insert mission and run: %w", err)
 	}

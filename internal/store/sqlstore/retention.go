@@ -17,12 +17,10 @@ var _ store.Pruner = (*DB)(nil)
 // 0009/0010) and an EXISTS probe per mission, so a mission already pruned
 // costs one index probe, not a scan.
 func (db *DB) PruneHistory(ctx context.Context, p store.PruneParams) (store.PruneResult, error) {
-	return db.PruneHistoryWith(ctx, p, db.Tx)
+	return db.pruneHistory(ctx, p, db.Tx)
 }
 
-// PruneHistoryWith is PruneHistory with the driver's own transaction
-// runner (SQLite's takes its cross-process write lock first).
-func (db *DB) PruneHistoryWith(ctx context.Context, p store.PruneParams, tx func(context.Context, func(store.Queries) error) error) (store.PruneResult, error) {
+func (db *DB) pruneHistory(ctx context.Context, p store.PruneParams, tx func(context.Context, func(store.Queries) error) error) (store.PruneResult, error) {
 	var res store.PruneResult
 	if p.Limit <= 0 {
 		p.Limit = 100
