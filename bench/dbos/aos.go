@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -36,7 +37,7 @@ type aosSystem struct {
 // its own transaction, as DBOS checkpoints each step, instead of deferring
 // the records of re-executable steps (these no-op pure steps) to the run's
 // next transaction.
-func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, every bool, tweak func(store.Store)) (*aosSystem, error) {
+func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, every, phases bool, tweak func(store.Store)) (*aosSystem, error) {
 	raw, err := storeopen.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -45,6 +46,9 @@ func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, every bo
 		tweak(raw)
 	}
 	st := &countingStore{Store: raw}
+	if phases {
+		st.phases = &phaseLog{runs: map[string]*phaseMarks{}}
+	}
 	ends := &endSignals{m: map[string]chan string{}}
 	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends}), CommitEveryStep: every})
 	s := &aosSystem{st: st, k: k, ends: ends}
@@ -92,19 +96,23 @@ func noopLogic(rc kernel.RunContext) (kernel.Result, error) {
 
 // Run creates a mission of n steps and waits until its final commit landed.
 func (s *aosSystem) Run(ctx context.Context, n int) error {
+	call := time.Now()
 	_, runID, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: "bench", Logic: aosLogic, Input: map[string]int{"n": n}})
 	if err != nil {
 		return err
 	}
+	created := time.Now()
 	ch := s.ends.get(runID)
 	defer s.ends.forget(runID)
 	select {
 	case status := <-ch:
+		s.st.phases.finish(runID, n == 0, call, created, time.Now())
 		if status != kernel.StatusDone {
 			return fmt.Errorf("aos run %s ended %s", runID, status)
 		}
 		return nil
 	case <-time.After(runTimeout):
+		s.st.phases.finish(runID, false, call, created, time.Now())
 		return fmt.Errorf("aos run %s: no \"run ended\" log within %s; did the worker's log text change?", runID, runTimeout)
 	case <-ctx.Done():
 		return ctx.Err()
@@ -190,6 +198,7 @@ type countingStore struct {
 	store.Store
 	txs    atomic.Int64
 	claims atomic.Int64
+	phases *phaseLog // -diag: per-phase marks of 0-step runs; nil otherwise
 }
 
 func (c *countingStore) Tx(ctx context.Context, fn func(q store.Queries) error) error {
@@ -204,3 +213,13 @@ func (c *countingStore) ClaimRun(ctx context.Context, p store.ClaimRunParams) (s
 
 // Counts returns the transactions and claim attempts so far.
 func (s *aosSystem) Counts() (txs, claims int64) { return s.st.txs.Load(), s.st.claims.Load() }
+
+// TimePhases turns the per-phase timing of 0-step runs on or off (-diag).
+func (s *aosSystem) TimePhases(on bool) {
+	if s.st.phases != nil {
+		s.st.phases.on.Store(on)
+	}
+}
+
+// ReportPhases prints the median phases of the 0-step runs timed.
+func (s *aosSystem) ReportPhases(w io.Writer, name string) { s.st.phases.report(w, name) }

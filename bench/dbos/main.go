@@ -114,6 +114,12 @@ func resize(e *entry, n int) error {
 	return nil
 }
 
+// phaseTimer is a system that times 0-step runs by phase (aos, -diag).
+type phaseTimer interface {
+	TimePhases(on bool)
+	ReportPhases(w io.Writer, name string)
+}
+
 // counter is a system that counts its transactions and claim attempts.
 type counter interface {
 	Counts() (txs, claims int64)
@@ -147,11 +153,11 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		return nil
 	}
 
-	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, false, nil)
+	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, false, c.diag, nil)
 	if err := add("aos sqlite", as, err); err != nil {
 		return err
 	}
-	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, true, nil)
+	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, true, false, nil)
 	if err := add("aos sqlite (commit every step)", as, err); err != nil {
 		return err
 	}
@@ -182,7 +188,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		}
 		// Run before admin.Close, which was queued first: prepend.
 		dropLater = append([]func(){func() { dropDB(admin, aosPG) }, func() { dropDB(admin, dbosPG) }}, dropLater...)
-		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, false, nil)
+		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, false, c.diag, nil)
 		if err := add("aos postgres", as, err); err != nil {
 			return err
 		}
@@ -191,7 +197,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			return err
 		}
 		dropLater = append([]func(){func() { dropDB(admin, everyPG) }}, dropLater...)
-		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, true, nil)
+		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, true, false, nil)
 		if err := add("aos postgres (commit every step)", as, err); err != nil {
 			return err
 		}
@@ -212,7 +218,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 					return err
 				}
 				dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, false, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
+				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, false, false, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
 				if err := add(v.name, s, err); err != nil {
 					return err
 				}
@@ -252,7 +258,14 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			if err := resize(e, 1); err != nil {
 				return err
 			}
+			pt, timed := e.sys.(phaseTimer)
+			if timed {
+				pt.TimePhases(true)
+			}
 			ps, r0, rn, err := perStep(ctx, e.sys, c.steps, c.iters)
+			if timed {
+				pt.TimePhases(false)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: sequential: %w", e.name, err)
 			}
@@ -436,6 +449,15 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 				continue
 			}
 			fmt.Fprintf(w, "  %-40s c%-3d %.2f tx/step  %.2f claims/step\n", e.name, n, medianF(e.txPerStep[n]), medianF(e.claimsPerStep[n]))
+		}
+	}
+
+	if c.diag {
+		fmt.Fprintln(w, "\naos 0-step run by phase, medians over the sequential runs of all rounds, ms (-diag; phases.go says what each covers):")
+		for _, e := range entries {
+			if pt, ok := e.sys.(phaseTimer); ok {
+				pt.ReportPhases(w, e.name)
+			}
 		}
 	}
 

@@ -60,7 +60,8 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	for name := range cfg.Logics {
 		logics = append(logics, name)
 	}
-	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{}}
+	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{},
+		slots: make(chan struct{}, cfg.Concurrency)}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
@@ -71,6 +72,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	beat()
 	k.opts.Logger.Info("worker started", "worker", cfg.ID, "concurrency", cfg.Concurrency, "dialect", k.st.Dialect())
 
+	k.addLocal(w)
 	bg, stopBg := context.WithCancel(ctx)
 	var bgWG sync.WaitGroup
 	bgWG.Add(1)
@@ -81,8 +83,12 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 
 	err := w.loop(ctx)
 
-	// Shutdown: interrupt runs, which release their leases.
+	// Shutdown: take no more hand-offs, interrupt runs, which release
+	// their leases. A hand-off reserved before closing registers its run
+	// later and sees closing (execute).
+	k.removeLocal(w)
 	w.mu.Lock()
+	w.closing = true
 	for _, rc := range w.active {
 		rc.cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
 	}
@@ -101,10 +107,14 @@ type worker struct {
 	logics []string
 	holder store.LeaseHolder // this process, recorded with its leases
 	wg     sync.WaitGroup
+	// slots holds one token per executing run (Concurrency of them): the
+	// claim loop and hand-offs from CreateMission (handoff.go) take them.
+	slots chan struct{}
 
-	mu     sync.Mutex
-	active map[string]*runCtx    // run id → its execution; guarded by mu
-	held   map[string]*heldLease // leases the lease loop renews; guarded by mu
+	mu      sync.Mutex
+	active  map[string]*runCtx    // run id → its execution; guarded by mu
+	held    map[string]*heldLease // leases the lease loop renews; guarded by mu
+	closing bool                  // shutting down: no hand-offs; guarded by mu
 }
 
 func (w *worker) background(ctx context.Context, beat func()) {
@@ -139,7 +149,7 @@ func (w *worker) loop(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: doorbell: %w", err)
 	}
-	slots := make(chan struct{}, w.cfg.Concurrency)
+	slots := w.slots
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -208,6 +218,10 @@ func (w *worker) execute(run store.Run, steps []store.Step, started bool) {
 	w.mu.Lock()
 	w.active[run.ID] = rc
 	w.held[run.ID] = &heldLease{rc: rc, until: run.LeaseExpiresAt}
+	if w.closing {
+		// A hand-off that arrived after shutdown interrupted the others.
+		rc.cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
+	}
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()

@@ -48,9 +48,10 @@ type Store interface {
 	// database, a lost connection, a server restarting) after which the
 	// same operation may be retried.
 	IsTransient(err error) bool
-	// InsertMissionRun inserts a mission, its root run and an event
-	// atomically (PostgreSQL: one statement, one round trip).
-	InsertMissionRun(ctx context.Context, m Mission, r Run, e Event) error
+	// InsertMissionRun inserts a mission, its root run and its events, in
+	// order, atomically (PostgreSQL: one statement, one round trip). The run
+	// may be inserted already leased (a creation handed to a local worker).
+	InsertMissionRun(ctx context.Context, m Mission, r Run, es ...Event) error
 	// EndRun moves a fenced run to its final state, mirrors it on its
 	// mission when mission.ID is set, and inserts e, atomically
 	// (PostgreSQL: one statement). ErrFenced when the fence fails.

@@ -34,11 +34,11 @@ func (q *queries) InsertMission(ctx context.Context, m store.Mission) error {
 	return nil
 }
 
-// InsertMissionRun inserts a mission, its root run and an event
-// atomically: on PostgreSQL in one statement (a writable CTE: one round
-// trip, no BEGIN or COMMIT of its own), elsewhere in one transaction.
-func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run, e store.Event) error {
-	if !db.D.WritableCTE {
+// InsertMissionRun inserts a mission, its root run and its events, in
+// order, atomically: on PostgreSQL in one statement (a writable CTE: one
+// round trip, no BEGIN or COMMIT of its own), elsewhere in one transaction.
+func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run, es ...store.Event) error {
+	if !db.D.WritableCTE || len(es) == 0 {
 		return db.Tx(ctx, func(q store.Queries) error {
 			if err := q.InsertMission(ctx, m); err != nil {
 				return err
@@ -46,8 +46,12 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 			if err := q.InsertRun(ctx, r); err != nil {
 				return err
 			}
-			_, err := q.InsertEvent(ctx, e)
-			return err
+			for _, e := range es {
+				if _, err := q.InsertEvent(ctx, e); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}
 	spec, input, usage := string(m.Spec), string(r.Input), string(r.Usage)
@@ -56,22 +60,31 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 			*v = "{}"
 		}
 	}
-	trust := e.Trust
-	if trust == "" {
-		trust = "system"
-	}
-	var seq any
-	if e.Seq != nil {
-		seq = *e.Seq
+	args := []any{m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt,
+		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
+		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt,
+		r.Holder.Host, r.Holder.PID, r.Holder.Proc}
+	var values strings.Builder
+	for i, e := range es {
+		trust := e.Trust
+		if trust == "" {
+			trust = "system"
+		}
+		var seq any
+		if e.Seq != nil {
+			seq = *e.Seq
+		}
+		if i > 0 {
+			values.WriteString(",")
+		}
+		// Rows of one VALUES list draw their ids in list order.
+		n := len(args)
+		fmt.Fprintf(&values, "($%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		args = append(args, e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt)
 	}
 	_, err := db.Queries.(*queries).q.ExecContext(ctx, `WITH m AS (INSERT INTO missions (`+missionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)),
 r AS (INSERT INTO runs (`+runCols+`) VALUES ($12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37))
-INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES ($38,$39,$40,$41,$42,$43,$44)`,
-		m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt,
-		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
-		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt,
-		r.Holder.Host, r.Holder.PID, r.Holder.Proc,
-		e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt)
+INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES `+values.String(), args...)
 	if err != nil {
 		return fmt.Errorf("insert mission and run: %w", err)
 	}
