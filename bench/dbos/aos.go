@@ -18,6 +18,13 @@ import (
 
 const aosLogic = "bench"
 
+// aosVariant selects kernel options of an aos system under test.
+type aosVariant struct {
+	every  bool // Options.CommitEveryStep
+	queue  bool // Options.QueueEveryRun
+	phases bool // time 0-step runs by phase (-diag)
+}
+
 // aosSystem runs the workload on the aos kernel: a worker in this process,
 // missions created through the same kernel.
 type aosSystem struct {
@@ -33,11 +40,13 @@ type aosSystem struct {
 // tweak, when set, alters the opened store before the kernel sees it (for
 // diagnostic variants only).
 //
-// every runs the kernel with Options.CommitEveryStep: each step's record in
+// v.every runs the kernel with Options.CommitEveryStep: each step's record in
 // its own transaction, as DBOS checkpoints each step, instead of deferring
 // the records of re-executable steps (these no-op pure steps) to the run's
-// next transaction.
-func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, every, phases bool, tweak func(store.Store)) (*aosSystem, error) {
+// next transaction. v.queue runs it with Options.QueueEveryRun: every run is
+// created queued and claimed by the worker after a wake-up, as before the
+// hand-off to a local worker.
+func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, v aosVariant, tweak func(store.Store)) (*aosSystem, error) {
 	raw, err := storeopen.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -46,11 +55,11 @@ func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, every, p
 		tweak(raw)
 	}
 	st := &countingStore{Store: raw}
-	if phases {
+	if v.phases {
 		st.phases = &phaseLog{runs: map[string]*phaseMarks{}}
 	}
 	ends := &endSignals{m: map[string]chan string{}}
-	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends}), CommitEveryStep: every})
+	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends}), CommitEveryStep: v.every, QueueEveryRun: v.queue})
 	s := &aosSystem{st: st, k: k, ends: ends}
 	s.start(concurrency)
 	return s, nil
@@ -193,7 +202,9 @@ func (h endHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h endHandler) WithGroup(string) slog.Handler { return h }
 
-// countingStore counts the kernel's transactions and claim attempts.
+// countingStore counts the kernel's transactions (Tx) and claim attempts
+// (ClaimRun and ClaimStart; EndRun and the one-statement creation on
+// PostgreSQL are not Tx calls).
 type countingStore struct {
 	store.Store
 	txs    atomic.Int64

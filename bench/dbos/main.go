@@ -36,6 +36,12 @@ import (
 	"github.com/aos-run/aos/internal/store/sqlstore"
 )
 
+// Names of the -diag variants whose runs are always queued and claimed.
+const (
+	aosQueuedSQLite = "aos sqlite (diag: queued, then claimed)"
+	aosQueuedPG     = "aos postgres (diag: queued, then claimed)"
+)
+
 // runTimeout bounds the wait for one workflow.
 const runTimeout = time.Minute
 
@@ -153,13 +159,22 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		return nil
 	}
 
-	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, false, c.diag, nil)
+	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, aosVariant{phases: c.diag}, nil)
 	if err := add("aos sqlite", as, err); err != nil {
 		return err
 	}
-	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, true, false, nil)
+	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, aosVariant{every: true}, nil)
 	if err := add("aos sqlite (commit every step)", as, err); err != nil {
 		return err
+	}
+	if c.diag {
+		// The path a creation takes without a local worker's free slot:
+		// queued, then claimed after the worker's wake-up (as before the
+		// hand-off). Interleaved with the others, it is the "before".
+		as, err = openAOS(ctx, filepath.Join(dir, "aos-queued.db"), filepath.Join(dir, "aos-queued-data"), maxConc, aosVariant{queue: true, phases: true}, nil)
+		if err := add(aosQueuedSQLite, as, err); err != nil {
+			return err
+		}
 	}
 	ds, err := openDBOSSQLite(ctx, filepath.Join(dir, "dbos-sync.db"), c.sqlSync)
 	if err := add("dbos sqlite ("+c.sqlSync+")", ds, err); err != nil {
@@ -188,7 +203,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		}
 		// Run before admin.Close, which was queued first: prepend.
 		dropLater = append([]func(){func() { dropDB(admin, aosPG) }, func() { dropDB(admin, dbosPG) }}, dropLater...)
-		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, false, c.diag, nil)
+		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, aosVariant{phases: c.diag}, nil)
 		if err := add("aos postgres", as, err); err != nil {
 			return err
 		}
@@ -197,11 +212,20 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			return err
 		}
 		dropLater = append([]func(){func() { dropDB(admin, everyPG) }}, dropLater...)
-		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, true, false, nil)
+		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, aosVariant{every: true}, nil)
 		if err := add("aos postgres (commit every step)", as, err); err != nil {
 			return err
 		}
 		if c.diag {
+			u, err := createDB(ctx, admin, c.pg, "aosqueued")
+			if err != nil {
+				return err
+			}
+			dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
+			as, err = openAOS(ctx, u, filepath.Join(dir, "aos-pg-queued-data"), maxConc, aosVariant{queue: true, phases: true}, nil)
+			if err := add(aosQueuedPG, as, err); err != nil {
+				return err
+			}
 			// Not a product configuration: the same store without the
 			// transaction-scoped advisory lock that keeps event ids in
 			// commit order, or without a NOTIFY per event, to show what
@@ -218,7 +242,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 					return err
 				}
 				dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, false, false, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
+				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, aosVariant{}, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
 				if err := add(v.name, s, err); err != nil {
 					return err
 				}
@@ -428,13 +452,15 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 		{"aos sqlite (commit every step)", "dbos sqlite (" + c.sqlSync + ")"},
 		{"aos postgres", "dbos postgres"},
 		{"aos postgres (commit every step)", "dbos postgres"},
+		{aosQueuedSQLite, "dbos sqlite (" + c.sqlSync + ")"},
+		{aosQueuedPG, "dbos postgres"},
 	}
 	for _, p := range pairs {
 		a, d := byName[p[0]], byName[p[1]]
 		if a == nil || d == nil {
 			continue
 		}
-		line := fmt.Sprintf("  %-32s / %-34s per-step %.2f   0-step %.2f", p[0], p[1], float64(medianDur(a.perStep))/float64(medianDur(d.perStep)),
+		line := fmt.Sprintf("  %-41s / %-34s per-step %.2f   0-step %.2f", p[0], p[1], float64(medianDur(a.perStep))/float64(medianDur(d.perStep)),
 			float64(medianDur(a.run0))/float64(medianDur(d.run0)))
 		for _, n := range c.conc {
 			line += fmt.Sprintf("   c%d %.2f", n, medianF(a.tput[n])/medianF(d.tput[n]))
@@ -442,13 +468,13 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 		fmt.Fprintln(w, line)
 	}
 
-	fmt.Fprintln(w, "\naos's work per step under concurrency (transactions incl. run create/claim/end; claim attempts):")
+	fmt.Fprintln(w, "\naos's work per step under concurrency (transactions incl. run create/claim/end; claim statements, store.ClaimStart, incl. those finding nothing):")
 	for _, e := range entries {
 		for _, n := range c.conc {
 			if len(e.txPerStep[n]) == 0 {
 				continue
 			}
-			fmt.Fprintf(w, "  %-40s c%-3d %.2f tx/step  %.2f claims/step\n", e.name, n, medianF(e.txPerStep[n]), medianF(e.claimsPerStep[n]))
+			fmt.Fprintf(w, "  %-42s c%-3d %.2f tx/step  %.2f claims/step\n", e.name, n, medianF(e.txPerStep[n]), medianF(e.claimsPerStep[n]))
 		}
 	}
 

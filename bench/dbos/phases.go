@@ -18,7 +18,8 @@ import (
 //	create  CreateMission's call until it returns (the insert's commit)
 //	wake    CreateMission returned → the successful claim statement begins
 //	        (the worker's wake-up; 0 when the creation hands the run to a
-//	        local worker directly, see claim)
+//	        local worker directly, see claim; slightly negative when the
+//	        woken worker's claim begins before CreateMission returns)
 //	claim   the claim-and-start statement and journal load (store.ClaimStart),
 //	        or nothing when the run was created already claimed
 //	run     claim done (or creation done) → the end statement begins: the
@@ -115,6 +116,7 @@ func (p *phaseLog) report(w io.Writer, name string) {
 
 // ClaimStart marks the successful claim statement's begin and end.
 func (c *countingStore) ClaimStart(ctx context.Context, p store.ClaimRunParams) (store.Run, []store.Step, error) {
+	c.claims.Add(1)
 	t := time.Now()
 	r, steps, err := c.Store.ClaimStart(ctx, p)
 	if err == nil {

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -57,8 +59,15 @@ func (k *Kernel) reserveLocal(logic, missionID string) *worker {
 	return nil
 }
 
+// claimWait bounds how long a hand-off waits for the claim loop's attempt
+// that holds the last free slot: usually a claim that finds nothing and
+// gives the slot back within a round trip.
+const claimWait = 20 * time.Millisecond
+
 // reserve takes a slot for a hand-off of a run of logic in missionID, if
-// w runs it and has one free.
+// w runs it and has one free. When the only free slot is held by the claim
+// loop's attempt (which a worker makes after each run it claimed ends, in
+// case more are queued), it waits for that attempt, up to claimWait.
 func (w *worker) reserve(logic, missionID string) bool {
 	if _, ok := w.cfg.Logics[logic]; !ok {
 		return false
@@ -66,18 +75,60 @@ func (w *worker) reserve(logic, missionID string) bool {
 	if w.cfg.MissionID != "" && w.cfg.MissionID != missionID {
 		return false
 	}
+	var t *time.Timer
+	for {
+		w.mu.Lock()
+		if w.closing {
+			w.mu.Unlock()
+			return false
+		}
+		select {
+		case w.slots <- struct{}{}:
+			w.wg.Add(1) // under mu, before closing: shutdown waits for the hand-off
+			w.mu.Unlock()
+			return true
+		default:
+		}
+		attempt := w.attempt
+		w.mu.Unlock()
+		if attempt == nil {
+			return false
+		}
+		if t == nil {
+			t = time.NewTimer(claimWait)
+			defer t.Stop()
+		}
+		select {
+		case <-attempt:
+		case <-t.C:
+			return false
+		}
+	}
+}
+
+// claiming records that the claim loop holds a slot for a claim attempt,
+// and returns the function that records its end (after the slot is back,
+// or taken by the claimed run).
+func (w *worker) claiming() func() {
+	done := make(chan struct{})
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closing {
-		return false
+	w.attempt = done
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		if w.attempt == done {
+			w.attempt = nil
+		}
+		w.mu.Unlock()
+		close(done)
 	}
-	select {
-	case w.slots <- struct{}{}:
-	default:
-		return false
-	}
-	w.wg.Add(1) // under mu, before closing: shutdown waits for the hand-off
-	return true
+}
+
+// slotRelease returns a function that frees one slot, once however often
+// it is called.
+func (w *worker) slotRelease() func() {
+	var once sync.Once
+	return func() { once.Do(func() { <-w.slots }) }
 }
 
 // unreserve gives back a reservation whose creation failed.
@@ -102,8 +153,9 @@ func (w *worker) handOff(r store.Run) {
 	// As claim reports a first claim: never started before.
 	r.StartedAt = 0
 	go func() {
+		release := w.slotRelease()
 		defer w.wg.Done()
-		defer func() { <-w.slots }()
-		w.execute(r, nil, true)
+		defer release()
+		w.execute(r, nil, true, release)
 	}()
 }

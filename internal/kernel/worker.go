@@ -115,6 +115,7 @@ type worker struct {
 	active  map[string]*runCtx    // run id → its execution; guarded by mu
 	held    map[string]*heldLease // leases the lease loop renews; guarded by mu
 	closing bool                  // shutting down: no hand-offs; guarded by mu
+	attempt chan struct{}         // closed when the claim loop's current attempt ends; nil when none; guarded by mu
 }
 
 func (w *worker) background(ctx context.Context, beat func()) {
@@ -157,6 +158,7 @@ func (w *worker) loop(ctx context.Context) error {
 			return nil
 		}
 		bell := w.k.workBellChan()
+		claimed := w.claiming()
 		now := w.k.now()
 		run, steps, err := w.claim(ctx, now)
 		started := err == nil
@@ -164,15 +166,18 @@ func (w *worker) loop(ctx context.Context) error {
 			run, err = w.takeOverDead(ctx)
 		}
 		if err == nil {
+			claimed()
 			w.wg.Add(1)
 			go func() {
+				release := w.slotRelease()
 				defer w.wg.Done()
-				defer func() { <-slots }()
-				w.execute(run, steps, started)
+				defer release()
+				w.execute(run, steps, started, release)
 			}()
 			continue
 		}
 		<-slots
+		claimed()
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -208,13 +213,18 @@ func (w *worker) claim(ctx context.Context, now int64) (store.Run, []store.Step,
 // execute runs one claimed run to its end, suspension or interruption.
 // started says that claim already loaded its journal and recorded its
 // start; a run taken over from a dead holder has neither.
-func (w *worker) execute(run store.Run, steps []store.Step, started bool) {
+//
+// release frees the run's slot: execute calls it once the run's end is
+// committed, before the end is announced, so that whoever waited for that
+// end and creates the next mission at once finds the slot free (a
+// hand-off). The caller calls it too, once execute returns.
+func (w *worker) execute(run store.Run, steps []store.Step, started bool, release func()) {
 	k := w.k
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	log := k.opts.Logger.With("run", run.ID, "mission", run.MissionID, "token", run.FencingToken)
 	fence := store.Fence{RunID: run.ID, Owner: w.cfg.ID, Token: run.FencingToken}
-	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1}
+	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1, release: release}
 	w.mu.Lock()
 	w.active[run.ID] = rc
 	w.held[run.ID] = &heldLease{rc: rc, until: run.LeaseExpiresAt}
@@ -385,6 +395,7 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 		log.Warn("record run end failed", "err", ferr.Error())
 		return
 	}
+	rc.release()
 	k.ring()
 	log.Info("run ended", "status", status)
 }
