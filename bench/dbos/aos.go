@@ -37,8 +37,6 @@ type aosSystem struct {
 
 // openAOS opens (creating and migrating) the database at dsn, a SQLite file
 // path or a postgres:// URL, and starts a worker of the given concurrency.
-// tweak, when set, alters the opened store before the kernel sees it (for
-// diagnostic variants only).
 //
 // v.every runs the kernel with Options.CommitEveryStep: each step's record in
 // its own transaction, as DBOS checkpoints each step, instead of deferring
@@ -46,13 +44,10 @@ type aosSystem struct {
 // next transaction. v.queue runs it with Options.QueueEveryRun: every run is
 // created queued and claimed by the worker after a wake-up, as before the
 // hand-off to a local worker.
-func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, v aosVariant, tweak func(store.Store)) (*aosSystem, error) {
+func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, v aosVariant) (*aosSystem, error) {
 	raw, err := storeopen.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
-	}
-	if tweak != nil {
-		tweak(raw)
 	}
 	st := &countingStore{Store: raw}
 	if v.phases {

@@ -31,9 +31,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the admin connection and the floor table
 
-	"github.com/aos-run/aos/internal/store"
-	"github.com/aos-run/aos/internal/store/postgres"
-	"github.com/aos-run/aos/internal/store/sqlstore"
 )
 
 // Names of the -diag variants whose runs are always queued and claimed.
@@ -159,11 +156,11 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		return nil
 	}
 
-	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, aosVariant{phases: c.diag}, nil)
+	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, aosVariant{phases: c.diag})
 	if err := add("aos sqlite", as, err); err != nil {
 		return err
 	}
-	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, aosVariant{every: true}, nil)
+	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, aosVariant{every: true})
 	if err := add("aos sqlite (commit every step)", as, err); err != nil {
 		return err
 	}
@@ -171,7 +168,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		// The path a creation takes without a local worker's free slot:
 		// queued, then claimed after the worker's wake-up (as before the
 		// hand-off). Interleaved with the others, it is the "before".
-		as, err = openAOS(ctx, filepath.Join(dir, "aos-queued.db"), filepath.Join(dir, "aos-queued-data"), maxConc, aosVariant{queue: true, phases: true}, nil)
+		as, err = openAOS(ctx, filepath.Join(dir, "aos-queued.db"), filepath.Join(dir, "aos-queued-data"), maxConc, aosVariant{queue: true, phases: true})
 		if err := add(aosQueuedSQLite, as, err); err != nil {
 			return err
 		}
@@ -203,7 +200,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		}
 		// Run before admin.Close, which was queued first: prepend.
 		dropLater = append([]func(){func() { dropDB(admin, aosPG) }, func() { dropDB(admin, dbosPG) }}, dropLater...)
-		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, aosVariant{phases: c.diag}, nil)
+		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, aosVariant{phases: c.diag})
 		if err := add("aos postgres", as, err); err != nil {
 			return err
 		}
@@ -212,7 +209,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			return err
 		}
 		dropLater = append([]func(){func() { dropDB(admin, everyPG) }}, dropLater...)
-		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, aosVariant{every: true}, nil)
+		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, aosVariant{every: true})
 		if err := add("aos postgres (commit every step)", as, err); err != nil {
 			return err
 		}
@@ -222,30 +219,9 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 				return err
 			}
 			dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-			as, err = openAOS(ctx, u, filepath.Join(dir, "aos-pg-queued-data"), maxConc, aosVariant{queue: true, phases: true}, nil)
+			as, err = openAOS(ctx, u, filepath.Join(dir, "aos-pg-queued-data"), maxConc, aosVariant{queue: true, phases: true})
 			if err := add(aosQueuedPG, as, err); err != nil {
 				return err
-			}
-			// Not a product configuration: the same store without the
-			// transaction-scoped advisory lock that keeps event ids in
-			// commit order, or without a NOTIFY per event, to show what
-			// each costs. Each gets its own database.
-			for i, v := range []struct {
-				name  string
-				tweak func(*sqlstore.Dialect)
-			}{
-				{"aos postgres (diag: no event lock)", func(d *sqlstore.Dialect) { d.BeforeEvent = "" }},
-				{"aos postgres (diag: no lock, no notify)", func(d *sqlstore.Dialect) { d.BeforeEvent, d.AfterEvent = "", "" }},
-			} {
-				u, err := createDB(ctx, admin, c.pg, "aosdiag")
-				if err != nil {
-					return err
-				}
-				dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, aosVariant{}, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
-				if err := add(v.name, s, err); err != nil {
-					return err
-				}
 			}
 		}
 		ds, err := openDBOSPostgres(ctx, dbosPG)
