@@ -30,7 +30,6 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the admin connection and the floor table
-
 )
 
 // Names of the -diag variants whose runs are always queued and claimed.
