@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -17,6 +18,13 @@ import (
 
 const aosLogic = "bench"
 
+// aosVariant selects kernel options of an aos system under test.
+type aosVariant struct {
+	every  bool // Options.CommitEveryStep
+	queue  bool // Options.QueueEveryRun
+	phases bool // time 0-step runs by phase (-diag)
+}
+
 // aosSystem runs the workload on the aos kernel: a worker in this process,
 // missions created through the same kernel.
 type aosSystem struct {
@@ -29,24 +37,24 @@ type aosSystem struct {
 
 // openAOS opens (creating and migrating) the database at dsn, a SQLite file
 // path or a postgres:// URL, and starts a worker of the given concurrency.
-// tweak, when set, alters the opened store before the kernel sees it (for
-// diagnostic variants only).
 //
-// every runs the kernel with Options.CommitEveryStep: each step's record in
+// v.every runs the kernel with Options.CommitEveryStep: each step's record in
 // its own transaction, as DBOS checkpoints each step, instead of deferring
 // the records of re-executable steps (these no-op pure steps) to the run's
-// next transaction.
-func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, every bool, tweak func(store.Store)) (*aosSystem, error) {
+// next transaction. v.queue runs it with Options.QueueEveryRun: every run is
+// created queued and claimed by the worker after a wake-up, as before the
+// hand-off to a local worker.
+func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, v aosVariant) (*aosSystem, error) {
 	raw, err := storeopen.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	if tweak != nil {
-		tweak(raw)
-	}
 	st := &countingStore{Store: raw}
+	if v.phases {
+		st.phases = &phaseLog{runs: map[string]*phaseMarks{}}
+	}
 	ends := &endSignals{m: map[string]chan string{}}
-	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends}), CommitEveryStep: every})
+	k := kernel.New(st, kernel.Options{DataDir: dataDir, Logger: slog.New(endHandler{ends: ends}), CommitEveryStep: v.every, QueueEveryRun: v.queue})
 	s := &aosSystem{st: st, k: k, ends: ends}
 	s.start(concurrency)
 	return s, nil
@@ -92,19 +100,23 @@ func noopLogic(rc kernel.RunContext) (kernel.Result, error) {
 
 // Run creates a mission of n steps and waits until its final commit landed.
 func (s *aosSystem) Run(ctx context.Context, n int) error {
+	call := time.Now()
 	_, runID, err := s.k.CreateMission(ctx, kernel.MissionSpec{Title: "bench", Logic: aosLogic, Input: map[string]int{"n": n}})
 	if err != nil {
 		return err
 	}
+	created := time.Now()
 	ch := s.ends.get(runID)
 	defer s.ends.forget(runID)
 	select {
 	case status := <-ch:
+		s.st.phases.finish(runID, n == 0, call, created, time.Now())
 		if status != kernel.StatusDone {
 			return fmt.Errorf("aos run %s ended %s", runID, status)
 		}
 		return nil
 	case <-time.After(runTimeout):
+		s.st.phases.finish(runID, false, call, created, time.Now())
 		return fmt.Errorf("aos run %s: no \"run ended\" log within %s; did the worker's log text change?", runID, runTimeout)
 	case <-ctx.Done():
 		return ctx.Err()
@@ -185,11 +197,14 @@ func (h endHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h endHandler) WithGroup(string) slog.Handler { return h }
 
-// countingStore counts the kernel's transactions and claim attempts.
+// countingStore counts the kernel's transactions (Tx) and claim attempts
+// (ClaimRun and ClaimStart; EndRun and the one-statement creation on
+// PostgreSQL are not Tx calls).
 type countingStore struct {
 	store.Store
 	txs    atomic.Int64
 	claims atomic.Int64
+	phases *phaseLog // -diag: per-phase marks of 0-step runs; nil otherwise
 }
 
 func (c *countingStore) Tx(ctx context.Context, fn func(q store.Queries) error) error {
@@ -204,3 +219,13 @@ func (c *countingStore) ClaimRun(ctx context.Context, p store.ClaimRunParams) (s
 
 // Counts returns the transactions and claim attempts so far.
 func (s *aosSystem) Counts() (txs, claims int64) { return s.st.txs.Load(), s.st.claims.Load() }
+
+// TimePhases turns the per-phase timing of 0-step runs on or off (-diag).
+func (s *aosSystem) TimePhases(on bool) {
+	if s.st.phases != nil {
+		s.st.phases.on.Store(on)
+	}
+}
+
+// ReportPhases prints the median phases of the 0-step runs timed.
+func (s *aosSystem) ReportPhases(w io.Writer, name string) { s.st.phases.report(w, name) }

@@ -30,10 +30,12 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" for the admin connection and the floor table
+)
 
-	"github.com/aos-run/aos/internal/store"
-	"github.com/aos-run/aos/internal/store/postgres"
-	"github.com/aos-run/aos/internal/store/sqlstore"
+// Names of the -diag variants whose runs are always queued and claimed.
+const (
+	aosQueuedSQLite = "aos sqlite (diag: queued, then claimed)"
+	aosQueuedPG     = "aos postgres (diag: queued, then claimed)"
 )
 
 // runTimeout bounds the wait for one workflow.
@@ -69,7 +71,7 @@ func main() {
 	flag.StringVar(&conc, "conc", "8,32", "concurrent workflows for throughput, comma-separated")
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds; each figure is the median over rounds, systems interleaved within each")
 	flag.StringVar(&c.sqlSync, "sqlite-sync", "FULL", "SQLite synchronous level for DBOS, matched to aos's (FULL)")
-	flag.BoolVar(&c.diag, "diag", false, "also run diagnostic aos variants on PostgreSQL (no event-order lock; no NOTIFY per event) and print aos's transactions and claim attempts per step")
+	flag.BoolVar(&c.diag, "diag", false, "also run diagnostic aos variants (runs always queued then claimed, as without a local hand-off; on PostgreSQL no event-order lock, no NOTIFY per event), print aos's transactions and claim attempts per step, and time aos's 0-step runs by phase")
 	flag.Parse()
 	for _, f := range strings.Split(conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -114,6 +116,12 @@ func resize(e *entry, n int) error {
 	return nil
 }
 
+// phaseTimer is a system that times 0-step runs by phase (aos, -diag).
+type phaseTimer interface {
+	TimePhases(on bool)
+	ReportPhases(w io.Writer, name string)
+}
+
 // counter is a system that counts its transactions and claim attempts.
 type counter interface {
 	Counts() (txs, claims int64)
@@ -147,13 +155,22 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		return nil
 	}
 
-	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, false, nil)
+	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, aosVariant{phases: c.diag})
 	if err := add("aos sqlite", as, err); err != nil {
 		return err
 	}
-	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, true, nil)
+	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, aosVariant{every: true})
 	if err := add("aos sqlite (commit every step)", as, err); err != nil {
 		return err
+	}
+	if c.diag {
+		// The path a creation takes without a local worker's free slot:
+		// queued, then claimed after the worker's wake-up (as before the
+		// hand-off). Interleaved with the others, it is the "before".
+		as, err = openAOS(ctx, filepath.Join(dir, "aos-queued.db"), filepath.Join(dir, "aos-queued-data"), maxConc, aosVariant{queue: true, phases: true})
+		if err := add(aosQueuedSQLite, as, err); err != nil {
+			return err
+		}
 	}
 	ds, err := openDBOSSQLite(ctx, filepath.Join(dir, "dbos-sync.db"), c.sqlSync)
 	if err := add("dbos sqlite ("+c.sqlSync+")", ds, err); err != nil {
@@ -182,7 +199,7 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 		}
 		// Run before admin.Close, which was queued first: prepend.
 		dropLater = append([]func(){func() { dropDB(admin, aosPG) }, func() { dropDB(admin, dbosPG) }}, dropLater...)
-		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, false, nil)
+		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, aosVariant{phases: c.diag})
 		if err := add("aos postgres", as, err); err != nil {
 			return err
 		}
@@ -191,31 +208,19 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			return err
 		}
 		dropLater = append([]func(){func() { dropDB(admin, everyPG) }}, dropLater...)
-		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, true, nil)
+		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, aosVariant{every: true})
 		if err := add("aos postgres (commit every step)", as, err); err != nil {
 			return err
 		}
 		if c.diag {
-			// Not a product configuration: the same store without the
-			// transaction-scoped advisory lock that keeps event ids in
-			// commit order, or without a NOTIFY per event, to show what
-			// each costs. Each gets its own database.
-			for i, v := range []struct {
-				name  string
-				tweak func(*sqlstore.Dialect)
-			}{
-				{"aos postgres (diag: no event lock)", func(d *sqlstore.Dialect) { d.BeforeEvent = "" }},
-				{"aos postgres (diag: no lock, no notify)", func(d *sqlstore.Dialect) { d.BeforeEvent, d.AfterEvent = "", "" }},
-			} {
-				u, err := createDB(ctx, admin, c.pg, "aosdiag")
-				if err != nil {
-					return err
-				}
-				dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-				s, err := openAOS(ctx, u, filepath.Join(dir, fmt.Sprintf("aos-diag%d-data", i)), maxConc, false, func(st store.Store) { v.tweak(&st.(*postgres.Store).D) })
-				if err := add(v.name, s, err); err != nil {
-					return err
-				}
+			u, err := createDB(ctx, admin, c.pg, "aosqueued")
+			if err != nil {
+				return err
+			}
+			dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
+			as, err = openAOS(ctx, u, filepath.Join(dir, "aos-pg-queued-data"), maxConc, aosVariant{queue: true, phases: true})
+			if err := add(aosQueuedPG, as, err); err != nil {
+				return err
 			}
 		}
 		ds, err := openDBOSPostgres(ctx, dbosPG)
@@ -252,7 +257,14 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			if err := resize(e, 1); err != nil {
 				return err
 			}
+			pt, timed := e.sys.(phaseTimer)
+			if timed {
+				pt.TimePhases(true)
+			}
 			ps, r0, rn, err := perStep(ctx, e.sys, c.steps, c.iters)
+			if timed {
+				pt.TimePhases(false)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: sequential: %w", e.name, err)
 			}
@@ -415,13 +427,15 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 		{"aos sqlite (commit every step)", "dbos sqlite (" + c.sqlSync + ")"},
 		{"aos postgres", "dbos postgres"},
 		{"aos postgres (commit every step)", "dbos postgres"},
+		{aosQueuedSQLite, "dbos sqlite (" + c.sqlSync + ")"},
+		{aosQueuedPG, "dbos postgres"},
 	}
 	for _, p := range pairs {
 		a, d := byName[p[0]], byName[p[1]]
 		if a == nil || d == nil {
 			continue
 		}
-		line := fmt.Sprintf("  %-32s / %-34s per-step %.2f   0-step %.2f", p[0], p[1], float64(medianDur(a.perStep))/float64(medianDur(d.perStep)),
+		line := fmt.Sprintf("  %-41s / %-34s per-step %.2f   0-step %.2f", p[0], p[1], float64(medianDur(a.perStep))/float64(medianDur(d.perStep)),
 			float64(medianDur(a.run0))/float64(medianDur(d.run0)))
 		for _, n := range c.conc {
 			line += fmt.Sprintf("   c%d %.2f", n, medianF(a.tput[n])/medianF(d.tput[n]))
@@ -429,13 +443,22 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 		fmt.Fprintln(w, line)
 	}
 
-	fmt.Fprintln(w, "\naos's work per step under concurrency (transactions incl. run create/claim/end; claim attempts):")
+	fmt.Fprintln(w, "\naos's work per step under concurrency (transactions incl. run create/claim/end; claim statements, store.ClaimStart, incl. those finding nothing):")
 	for _, e := range entries {
 		for _, n := range c.conc {
 			if len(e.txPerStep[n]) == 0 {
 				continue
 			}
-			fmt.Fprintf(w, "  %-40s c%-3d %.2f tx/step  %.2f claims/step\n", e.name, n, medianF(e.txPerStep[n]), medianF(e.claimsPerStep[n]))
+			fmt.Fprintf(w, "  %-42s c%-3d %.2f tx/step  %.2f claims/step\n", e.name, n, medianF(e.txPerStep[n]), medianF(e.claimsPerStep[n]))
+		}
+	}
+
+	if c.diag {
+		fmt.Fprintln(w, "\naos 0-step run by phase, medians over the sequential runs of all rounds, ms (-diag; phases.go says what each covers):")
+		for _, e := range entries {
+			if pt, ok := e.sys.(phaseTimer); ok {
+				pt.ReportPhases(w, e.name)
+			}
 		}
 	}
 

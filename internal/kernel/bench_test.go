@@ -154,9 +154,16 @@ type benchEnv struct {
 // store's doorbell (PostgreSQL NOTIFY) or its poll, as across processes.
 func newBenchEnv(b *testing.B, driver string, concurrency int, remote bool, poll time.Duration) *benchEnv {
 	b.Helper()
+	return newBenchEnvQueue(b, driver, concurrency, remote, poll, false)
+}
+
+// newBenchEnvQueue is newBenchEnv with kernel.Options.QueueEveryRun set to
+// queue: every run queued and claimed, never handed off.
+func newBenchEnvQueue(b *testing.B, driver string, concurrency int, remote bool, poll time.Duration, queue bool) *benchEnv {
+	b.Helper()
 	db := storetest.New(b, driver)
 	p := newBenchProbe()
-	opts := kernel.Options{DataDir: b.TempDir(), Poll: poll, Logger: slog.New(probeHandler{p: p})}
+	opts := kernel.Options{DataDir: b.TempDir(), Poll: poll, Logger: slog.New(probeHandler{p: p}), QueueEveryRun: queue}
 	wk := kernel.New(db.Store, opts)
 	e := &benchEnv{b: b, ctx: context.Background(), worker: wk, creator: wk, probe: p}
 	if remote {
@@ -248,6 +255,37 @@ func BenchmarkStepOverhead(b *testing.B) {
 			b.ReportMetric(float64(perStep.Nanoseconds())/1e3, "us/step")
 			b.ReportMetric(float64(d0.Nanoseconds())/1e6/float64(iters), "ms/run0")
 			b.ReportMetric(float64(dN.Nanoseconds())/1e6/float64(iters), fmt.Sprintf("ms/run%d", benchSteps))
+		})
+	}
+}
+
+// BenchmarkZeroStepRun times a 0-step run from CreateMission to its final
+// commit, handed off to the creating process's worker (create and end: two
+// commits) and queued then claimed (kernel.Options.QueueEveryRun: create,
+// claim, end), alternating one of each per iteration on two databases so
+// that load drift hits both alike. It reports the median of each and their
+// ratio.
+func BenchmarkZeroStepRun(b *testing.B) {
+	for _, driver := range storetest.Drivers() {
+		b.Run(driver, func(b *testing.B) {
+			handed := newBenchEnvQueue(b, driver, 1, false, 0, false)
+			queued := newBenchEnvQueue(b, driver, 1, false, 0, true)
+			var dh, dq []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				handed.mustRun(0)
+				t1 := time.Now()
+				queued.mustRun(0)
+				dh, dq = append(dh, t1.Sub(t0)), append(dq, time.Since(t1))
+			}
+			med := func(xs []time.Duration) float64 {
+				slices.Sort(xs)
+				return float64(xs[len(xs)/2].Nanoseconds()) / 1e6
+			}
+			h, q := med(dh), med(dq)
+			b.ReportMetric(h, "ms-handed")
+			b.ReportMetric(q, "ms-queued")
+			b.ReportMetric(h/q, "handed/queued")
 		})
 	}
 }

@@ -23,6 +23,9 @@ type Kernel struct {
 	workAsked bool          // a work notification is owed; guarded by bellMu
 	notifying bool          // a notifier goroutine runs; guarded by bellMu
 
+	localMu sync.Mutex
+	locals  []*worker // this process's workers, for hand-offs; guarded by localMu
+
 	transient *hub
 	origin    string // random, tags this kernel's transient batches
 	outbox    outbox
@@ -210,7 +213,9 @@ type MissionSpec struct {
 	Audit *store.AuditRecord
 }
 
-// CreateMission creates a mission and its root run, queued.
+// CreateMission creates a mission and its root run, queued; or, when a
+// worker of this kernel has a free slot for its logic, already claimed by
+// that worker and handed to it in memory (handoff.go).
 func (k *Kernel) CreateMission(ctx context.Context, s MissionSpec) (missionID, rootRunID string, err error) {
 	if s.Logic == "" {
 		return "", "", &Error{Code: CodeInvalidInput, Seq: -1, Msg: "mission needs a logic"}
@@ -246,9 +251,27 @@ func (k *Kernel) CreateMission(ctx context.Context, s MissionSpec) (missionID, r
 		a.Target = missionID
 		audit = &a
 	}
-	err = k.retry(ctx, func() error {
-		return k.st.InsertMissionRun(ctx, m, k.newRun(rootRunID, missionID, "", s.Logic, input, s.Budget, now), e, audit)
-	})
+	run := k.newRun(rootRunID, missionID, "", s.Logic, input, s.Budget, now)
+	if w := k.reserveLocal(s.Logic, missionID); w != nil {
+		// Created claimed by a local worker (handoff.go): one commit.
+		run = w.claimedRun(run, now)
+		m.Status = StatusRunning
+		claimed, err := CanonicalJSON(map[string]any{"runId": rootRunID, "worker": w.cfg.ID, "replaySteps": 0})
+		if err != nil {
+			w.unreserve()
+			return "", "", fmt.Errorf("create mission: encode event: %w", err)
+		}
+		c := store.Event{MissionID: missionID, RunID: rootRunID, Kind: "run.claimed", Payload: claimed, CreatedAt: now}
+		err = k.retry(ctx, func() error { return k.st.InsertMissionRun(ctx, m, run, audit, e, c) })
+		if err != nil {
+			w.unreserve()
+			return "", "", fmt.Errorf("create mission: %w", err)
+		}
+		k.ring()
+		w.handOff(run)
+		return missionID, rootRunID, nil
+	}
+	err = k.retry(ctx, func() error { return k.st.InsertMissionRun(ctx, m, run, audit, e) })
 	if err != nil {
 		return "", "", fmt.Errorf("create mission: %w", err)
 	}

@@ -77,6 +77,9 @@ type runCtx struct {
 	cancel context.CancelCauseFunc
 	run    store.Run
 	fence  store.Fence
+	// release frees the worker slot the run occupies; idempotent (see
+	// worker.execute).
+	release func()
 
 	recorded map[int]store.Step // journal at claim time; read-only after claim
 	loaded   []store.Step       // the journal as start loaded it (takeovers)

@@ -262,6 +262,11 @@ type Options struct {
 	// results to the run's next transaction. Off by default; benchmarks
 	// turn it on to measure both commit structures in one run.
 	CommitEveryStep bool
+	// QueueEveryRun makes CreateMission always queue the root run for a
+	// worker's claim, instead of creating it claimed by a local worker with
+	// a free slot and handing it over in memory (handoff.go). Off by
+	// default; benchmarks turn it on to measure both paths in one run.
+	QueueEveryRun bool
 	// LocalTransientOnly keeps transient events (model.delta) in this
 	// process: EmitTransient does not publish them through the store and
 	// SubscribeTransient does not receive other processes'. For a process

@@ -60,7 +60,8 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	for name := range cfg.Logics {
 		logics = append(logics, name)
 	}
-	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{}}
+	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{},
+		slots: make(chan struct{}, cfg.Concurrency)}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
@@ -71,6 +72,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	beat()
 	k.opts.Logger.Info("worker started", "worker", cfg.ID, "concurrency", cfg.Concurrency, "dialect", k.st.Dialect())
 
+	k.addLocal(w)
 	bg, stopBg := context.WithCancel(ctx)
 	var bgWG sync.WaitGroup
 	bgWG.Add(1)
@@ -81,8 +83,12 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 
 	err := w.loop(ctx)
 
-	// Shutdown: interrupt runs, which release their leases.
+	// Shutdown: take no more hand-offs, interrupt runs, which release
+	// their leases. A hand-off reserved before closing registers its run
+	// later and sees closing (execute).
+	k.removeLocal(w)
 	w.mu.Lock()
+	w.closing = true
 	for _, rc := range w.active {
 		rc.cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
 	}
@@ -101,10 +107,15 @@ type worker struct {
 	logics []string
 	holder store.LeaseHolder // this process, recorded with its leases
 	wg     sync.WaitGroup
+	// slots holds one token per executing run (Concurrency of them): the
+	// claim loop and hand-offs from CreateMission (handoff.go) take them.
+	slots chan struct{}
 
-	mu     sync.Mutex
-	active map[string]*runCtx    // run id → its execution; guarded by mu
-	held   map[string]*heldLease // leases the lease loop renews; guarded by mu
+	mu      sync.Mutex
+	active  map[string]*runCtx    // run id → its execution; guarded by mu
+	held    map[string]*heldLease // leases the lease loop renews; guarded by mu
+	closing bool                  // shutting down: no hand-offs; guarded by mu
+	attempt chan struct{}         // closed when the claim loop's current attempt ends; nil when none; guarded by mu
 }
 
 func (w *worker) background(ctx context.Context, beat func()) {
@@ -139,7 +150,7 @@ func (w *worker) loop(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: doorbell: %w", err)
 	}
-	slots := make(chan struct{}, w.cfg.Concurrency)
+	slots := w.slots
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -147,6 +158,7 @@ func (w *worker) loop(ctx context.Context) error {
 			return nil
 		}
 		bell := w.k.workBellChan()
+		claimed := w.claiming()
 		now := w.k.now()
 		run, steps, err := w.claim(ctx, now)
 		started := err == nil
@@ -154,15 +166,18 @@ func (w *worker) loop(ctx context.Context) error {
 			run, err = w.takeOverDead(ctx)
 		}
 		if err == nil {
+			claimed()
 			w.wg.Add(1)
 			go func() {
+				release := w.slotRelease()
 				defer w.wg.Done()
-				defer func() { <-slots }()
-				w.execute(run, steps, started)
+				defer release()
+				w.execute(run, steps, started, release)
 			}()
 			continue
 		}
 		<-slots
+		claimed()
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -198,16 +213,25 @@ func (w *worker) claim(ctx context.Context, now int64) (store.Run, []store.Step,
 // execute runs one claimed run to its end, suspension or interruption.
 // started says that claim already loaded its journal and recorded its
 // start; a run taken over from a dead holder has neither.
-func (w *worker) execute(run store.Run, steps []store.Step, started bool) {
+//
+// release frees the run's slot: execute calls it once the run's end is
+// committed, before the end is announced, so that whoever waited for that
+// end and creates the next mission at once finds the slot free (a
+// hand-off). The caller calls it too, once execute returns.
+func (w *worker) execute(run store.Run, steps []store.Step, started bool, release func()) {
 	k := w.k
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	log := k.opts.Logger.With("run", run.ID, "mission", run.MissionID, "token", run.FencingToken)
 	fence := store.Fence{RunID: run.ID, Owner: w.cfg.ID, Token: run.FencingToken}
-	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1}
+	rc := &runCtx{k: k, ctx: ctx, cancel: cancel, run: run, fence: fence, recorded: map[int]store.Step{}, lastRec: -1, release: release}
 	w.mu.Lock()
 	w.active[run.ID] = rc
 	w.held[run.ID] = &heldLease{rc: rc, until: run.LeaseExpiresAt}
+	if w.closing {
+		// A hand-off that arrived after shutdown interrupted the others.
+		rc.cancel(newErr(CodeShutdown, "", -1, "worker shutting down"))
+	}
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -371,6 +395,7 @@ func (w *worker) finalize(rc *runCtx, res Result, err error, cause error, log in
 		log.Warn("record run end failed", "err", ferr.Error())
 		return
 	}
+	rc.release()
 	k.ring()
 	log.Info("run ended", "status", status)
 }

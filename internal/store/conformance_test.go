@@ -376,6 +376,50 @@ func TestRenewLeases(t *testing.T) {
 	})
 }
 
+// InsertMissionRun inserts its events in the order given, and a run
+// inserted leased (a hand-off) is fenced by what was inserted: claimable
+// only once its lease expired, under the next token.
+func TestMissionRunInsertLeasedWithEvents(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		m := store.Mission{ID: "m", Title: "t", Status: "running", RootRunID: "r", CreatedAt: 1, UpdatedAt: 1}
+		r := store.Run{ID: "r", MissionID: "m", Logic: "l", Status: "running", LeaseOwner: "w1", LeaseExpiresAt: 100, FencingToken: 1,
+			StartedAt: 1, CreatedAt: 1, UpdatedAt: 1, Holder: store.LeaseHolder{Host: "h", PID: 7, Proc: "p"}}
+		var es []store.Event
+		for _, k := range []string{"mission.created", "run.claimed", "third"} {
+			es = append(es, store.Event{MissionID: "m", RunID: "r", Kind: k, Payload: []byte(`{"k":"` + k + `"}`), CreatedAt: 1})
+		}
+		if err := s.InsertMissionRun(ctx, m, r, nil, es...); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ListEvents(ctx, store.ListEventsParams{MissionID: "m", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, e := range got {
+			kinds = append(kinds, e.Kind+string(e.Payload))
+		}
+		if fmt.Sprint(kinds) != `[mission.created{"k":"mission.created"} run.claimed{"k":"run.claimed"} third{"k":"third"}]` {
+			t.Fatalf("events = %v", kinds)
+		}
+		if rr, err := s.GetRun(ctx, "r"); err != nil || rr.LeaseOwner != "w1" || rr.FencingToken != 1 || rr.Holder.PID != 7 {
+			t.Fatalf("run = %+v (%v)", rr, err)
+		}
+		if _, err := s.FenceRun(ctx, store.Fence{RunID: "r", Owner: "w1", Token: 1}, 0, 0); err != nil {
+			t.Fatalf("the inserted lease does not fence: %v", err)
+		}
+		if _, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w2", Now: 50, LeaseUntil: 150}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("claim under the live inserted lease = %v, want ErrNotFound", err)
+		}
+		c, err := s.ClaimRun(ctx, store.ClaimRunParams{WorkerID: "w2", Now: 101, LeaseUntil: 200})
+		if err != nil || c.ID != "r" || c.FencingToken != 2 {
+			t.Fatalf("claim after expiry = %+v %v, want r under token 2", c, err)
+		}
+	})
+}
+
 // InsertMissionRun and EndRun write several rows atomically (one statement
 // on PostgreSQL), the creation's audit record included; a failed insert
 // writes no audit record, and a fenced EndRun writes nothing.
@@ -388,10 +432,10 @@ func TestMissionRunInsertAndEnd(t *testing.T) {
 		audit := func(target string) *store.AuditRecord {
 			return &store.AuditRecord{At: 1, Actor: "owner", Action: "mission.create", Target: target, Detail: []byte(`{"model":"m"}`)}
 		}
-		if err := s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{"a":1}`), CreatedAt: 1}, audit("m")); err != nil {
+		if err := s.InsertMissionRun(ctx, m, r, audit("m"), store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{"a":1}`), CreatedAt: 1}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.InsertMissionRun(ctx, store.Mission{ID: "m2", Status: "queued", RootRunID: "r"}, r, store.Event{MissionID: "m2", Kind: "x", Payload: []byte(`{}`)}, audit("m2")); err == nil {
+		if err := s.InsertMissionRun(ctx, store.Mission{ID: "m2", Status: "queued", RootRunID: "r"}, r, audit("m2"), store.Event{MissionID: "m2", Kind: "x", Payload: []byte(`{}`)}); err == nil {
 			t.Fatal("a second run r was inserted")
 		}
 		if _, err := s.GetMission(ctx, "m2"); !errors.Is(err, store.ErrNotFound) {
@@ -402,7 +446,7 @@ func TestMissionRunInsertAndEnd(t *testing.T) {
 		}
 		m3 := store.Mission{ID: "m3", Title: "t", Status: "queued", RootRunID: "r3", CreatedAt: 1, UpdatedAt: 1}
 		r3 := store.Run{ID: "r3", MissionID: "m3", Logic: "l", Status: "done", CreatedAt: 1, UpdatedAt: 1} // never claimed below
-		if err := s.InsertMissionRun(ctx, m3, r3, store.Event{MissionID: "m3", RunID: "r3", Kind: "mission.created", Payload: []byte(`{}`), CreatedAt: 1}, nil); err != nil {
+		if err := s.InsertMissionRun(ctx, m3, r3, nil, store.Event{MissionID: "m3", RunID: "r3", Kind: "mission.created", Payload: []byte(`{}`), CreatedAt: 1}); err != nil {
 			t.Fatalf("a creation without an audit record: %v", err)
 		}
 		if as, _ := s.ListAudit(ctx, store.ListAuditParams{Limit: 10}); len(as) != 1 {

@@ -48,10 +48,11 @@ type Store interface {
 	// database, a lost connection, a server restarting) after which the
 	// same operation may be retried.
 	IsTransient(err error) bool
-	// InsertMissionRun inserts a mission, its root run, an event and,
-	// when a is not nil, the audit record of the creation, atomically
-	// (PostgreSQL: one statement, one round trip).
-	InsertMissionRun(ctx context.Context, m Mission, r Run, e Event, a *AuditRecord) error
+	// InsertMissionRun inserts a mission, its root run, its events in
+	// order and, when a is not nil, the audit record of the creation,
+	// atomically (PostgreSQL: one statement, one round trip). The run may
+	// be inserted already leased (a creation handed to a local worker).
+	InsertMissionRun(ctx context.Context, m Mission, r Run, a *AuditRecord, es ...Event) error
 	// EndRun moves a fenced run to its final state, mirrors it on its
 	// mission when mission.ID is set, and inserts e, atomically
 	// (PostgreSQL: one statement). ErrFenced when the fence fails.

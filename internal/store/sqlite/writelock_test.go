@@ -159,7 +159,7 @@ func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
 		fn   func(ctx context.Context) error
 	}{
 		{"InsertMissionRun", func(ctx context.Context) error {
-			return s.InsertMissionRun(ctx, m, r, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{}`), CreatedAt: 1}, &audit)
+			return s.InsertMissionRun(ctx, m, r, &audit, store.Event{MissionID: "m", RunID: "r", Kind: "mission.created", Payload: []byte(`{}`), CreatedAt: 1})
 		}},
 		{"ClaimStart", func(ctx context.Context) error {
 			run, _, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: "w", Now: 5, LeaseUntil: 50})

@@ -34,13 +34,13 @@ func (q *queries) InsertMission(ctx context.Context, m store.Mission) error {
 	return nil
 }
 
-// InsertMissionRun inserts a mission, its root run, an event and, when a
-// is not nil, an audit record atomically: on PostgreSQL in one statement
-// (a writable CTE: one round trip, no BEGIN or COMMIT of its own),
-// elsewhere in one transaction (on SQLite one fsync and one turn of the
-// write lock for the whole creation).
-func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run, e store.Event, a *store.AuditRecord) error {
-	if !db.D.WritableCTE {
+// InsertMissionRun inserts a mission, its root run, its events in order
+// and, when a is not nil, an audit record, atomically: on PostgreSQL in one
+// statement (a writable CTE: one round trip, no BEGIN or COMMIT of its
+// own), elsewhere in one transaction (on SQLite one fsync and one turn of
+// the write lock for the whole creation).
+func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run, a *store.AuditRecord, es ...store.Event) error {
+	if !db.D.WritableCTE || len(es) == 0 {
 		return db.Tx(ctx, func(q store.Queries) error {
 			if err := q.InsertMission(ctx, m); err != nil {
 				return err
@@ -48,8 +48,10 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 			if err := q.InsertRun(ctx, r); err != nil {
 				return err
 			}
-			if _, err := q.InsertEvent(ctx, e); err != nil {
-				return err
+			for _, e := range es {
+				if _, err := q.InsertEvent(ctx, e); err != nil {
+					return err
+				}
 			}
 			if a != nil {
 				if _, err := q.InsertAudit(ctx, *a); err != nil {
@@ -65,32 +67,42 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 			*v = "{}"
 		}
 	}
-	trust := e.Trust
-	if trust == "" {
-		trust = "system"
-	}
-	var seq any
-	if e.Seq != nil {
-		seq = *e.Seq
-	}
 	args := []any{m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt,
 		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
 		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt,
-		r.Holder.Host, r.Holder.PID, r.Holder.Proc,
-		e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt}
+		r.Holder.Host, r.Holder.PID, r.Holder.Proc}
+	var values strings.Builder
+	for i, e := range es {
+		trust := e.Trust
+		if trust == "" {
+			trust = "system"
+		}
+		var seq any
+		if e.Seq != nil {
+			seq = *e.Seq
+		}
+		if i > 0 {
+			values.WriteString(",")
+		}
+		// Rows of one VALUES list draw their ids in list order.
+		n := len(args)
+		fmt.Fprintf(&values, "($%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
+		args = append(args, e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt)
+	}
 	auditCTE := ""
 	if a != nil {
 		detail := string(a.Detail)
 		if detail == "" {
 			detail = "{}"
 		}
-		auditCTE = `,
-a AS (INSERT INTO audit_log (at, actor, action, target, detail) VALUES ($45,$46,$47,$48,$49))`
+		n := len(args)
+		auditCTE = fmt.Sprintf(`,
+a AS (INSERT INTO audit_log (at, actor, action, target, detail) VALUES ($%d,$%d,$%d,$%d,$%d))`, n+1, n+2, n+3, n+4, n+5)
 		args = append(args, a.At, a.Actor, a.Action, a.Target, detail)
 	}
 	_, err := db.Queries.(*queries).q.ExecContext(ctx, `WITH m AS (INSERT INTO missions (`+missionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)),
 r AS (INSERT INTO runs (`+runCols+`) VALUES ($12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37))`+auditCTE+`
-INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES ($38,$39,$40,$41,$42,$43,$44)`, args...)
+INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES `+values.String(), args...)
 	if err != nil {
 		return fmt.Errorf("insert mission and run: %w", err)
 	}
