@@ -79,7 +79,7 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 func (b *bundle) start(afterCreate func(string)) {
 	b.t.Helper()
 	svc, err := agent.New(agent.Options{Store: b.db.Store, Missions: b.ms, WorkspaceRoot: b.root, DataDir: b.data,
-		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second})
+		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: testLease})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -255,3 +255,7 @@ func gitInit(t *testing.T, dir string) {
 		}
 	}
 }
+
+// testLease is the services' operation lease in tests: short, so that a
+// stopped service's operations are recovered quickly.
+const testLease = 900 * time.Millisecond

@@ -213,7 +213,7 @@ func (s *Service) StoreInspect(ctx context.Context, identity, packageID string) 
 	if !ok {
 		return StoreInspectResult{}, &Error{Code: CodePackageNotFound, Message: "no package " + packageID + " on this machine", Guidance: "refresh the catalog (store.list) and choose an actual package"}
 	}
-	ags, err := s.st.ListAgents(ctx, packageID, MaxCandidates+1)
+	ags, err := s.st.ListAgents(ctx, store.ListAgentsParams{PackageID: packageID, Limit: MaxCandidates + 1})
 	if err != nil {
 		return StoreInspectResult{}, storageErr("list agents", err)
 	}

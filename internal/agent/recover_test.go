@@ -30,7 +30,7 @@ func TestRecoverCreationReceipt(t *testing.T) {
 		}
 		b.stop() // the old service's jobs stop; its hook never returns
 		b.start(nil)
-		o := b.op(op.OperationID)
+		o := b.settled(op.OperationID)
 		if o.State != agent.StateReady || o.AgentID == nil {
 			t.Fatalf("after restart: %s", js(o))
 		}
@@ -57,7 +57,7 @@ func TestRecoverWithoutReceipt(t *testing.T) {
 		b.stop() // kills the setup's process group, as a dying server would lose it
 		b.svc.Wait()
 		b.start(nil)
-		o := b.op(op.OperationID)
+		o := b.settled(op.OperationID)
 		if o.State != agent.StateNeedsUserAction || o.Error == nil || o.Error.Code != agent.CodeRecoveryRequired || o.AgentID != nil || o.Guidance == nil {
 			t.Fatalf("after restart: %s", js(o))
 		}

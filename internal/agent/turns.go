@@ -39,8 +39,8 @@ func missionTitle(receiptID, text string) string {
 // text answer the same receipt (Duplicate); other parameters are
 // IDEMPOTENCY_CONFLICT.
 func (s *Service) SendTurn(ctx context.Context, identity string, r TurnSendRequest) (Receipt, error) {
-	if s.isRevoked(identity) {
-		return Receipt{}, &Error{Code: CodeRevoked, Message: "this identity's authorization has ended"}
+	if err := s.checkRevoked(ctx, identity, "this identity's authorization has ended"); err != nil {
+		return Receipt{}, err
 	}
 	switch {
 	case r.MachineID != s.machineID:
