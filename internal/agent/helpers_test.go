@@ -48,6 +48,9 @@ type setupOpts struct {
 	afterCreate func(string)
 	noModel     bool
 	gitEnv      []string
+	// allowPrivateClones is the mission service's AllowPrivateClones
+	// (AOS_CLONE_ALLOW_PRIVATE=1).
+	allowPrivateClones bool
 }
 
 func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
@@ -64,7 +67,8 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 		b.env["ANTHROPIC_BASE_URL"] = srv.URL()
 	}
 	b.k = kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond, EventPoll: 20 * time.Millisecond})
-	b.ms = mission.New(b.k, mission.Options{WorkspaceRoot: b.root, Getenv: func(k string) string { return b.env[k] }, ModelCheckTimeout: 5 * time.Second})
+	b.ms = mission.New(b.k, mission.Options{WorkspaceRoot: b.root, Getenv: func(k string) string { return b.env[k] }, ModelCheckTimeout: 5 * time.Second,
+		AllowPrivateClones: opts.allowPrivateClones})
 	model := "script:test"
 	if _, err := b.ms.PutSettings(context.Background(), "cli:test", mission.Settings{DefaultModel: &model}); err != nil {
 		t.Fatal(err)

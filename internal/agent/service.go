@@ -18,15 +18,20 @@ import (
 )
 
 // Missions is what the service uses of mission.Service: project
-// registration (one path for every front end), mission creation and the
-// engine check. *mission.Service implements it.
+// registration (one path for every front end), mission creation and
+// status, the engine check and the clone rule. *mission.Service implements it.
 type Missions interface {
 	CreateProject(ctx context.Context, actor mission.Actor, req mission.CreateProjectRequest) (mission.Project, error)
 	ListProjects(ctx context.Context) ([]mission.Project, error)
 	GetProject(ctx context.Context, id string) (mission.Project, error)
 	CreateMission(ctx context.Context, actor mission.Actor, req mission.CreateRequest) (mission.Mission, error)
 	ListMissions(ctx context.Context, r mission.ListMissionsRequest) ([]mission.Mission, error)
+	GetMission(ctx context.Context, id string) (mission.Mission, error)
 	CheckEngine(ctx context.Context, engine string) error
+	// CloneArgs is the mission service's one rule for git URLs (form, and
+	// no private or loopback address), with the git options that pin the
+	// clone to the addresses it checked.
+	CloneArgs(ctx context.Context, url string) ([]string, error)
 }
 
 // Options configure a Service.
