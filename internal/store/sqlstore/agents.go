@@ -265,7 +265,7 @@ func (q *queries) ListAgents(ctx context.Context, p store.ListAgentsParams) ([]s
 	if p.Limit <= 0 || p.Limit > store.MaxAgentPage {
 		p.Limit = store.MaxAgentPage
 	}
-	where := `(created_at > $1 OR (created_at = $1 AND id > $2))`
+	where := `(created_at, id) > ($1, $2)`
 	args := []any{p.After.CreatedAt, p.After.ID}
 	if p.PackageID != "" {
 		where += ` AND package_id = $3`
