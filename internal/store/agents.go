@@ -49,6 +49,11 @@ type AgentQueries interface {
 	ClaimAgentWorkspace(ctx context.Context, workspace, opID string, now int64) error
 	// ReleaseAgentWorkspace drops opID's claim on workspace, if it holds it.
 	ReleaseAgentWorkspace(ctx context.Context, workspace, opID string) error
+	// StartAgentPackageInstall writes p (state installing) only if the
+	// package has no row or its row is not installing, installed or
+	// broken: a compare-and-set, so that of servers sharing the database
+	// one installs. ErrConflict otherwise.
+	StartAgentPackageInstall(ctx context.Context, p AgentPackage) error
 	// MarkAgentPackageBroken marks an installing package broken with why,
 	// if it is still installing as of updatedAt (a compare-and-set);
 	// ErrConflict otherwise.

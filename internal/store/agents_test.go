@@ -191,6 +191,26 @@ func TestAgentOperationLeases(t *testing.T) {
 			t.Fatalf("claim after release: %v", err)
 		}
 
+		// One install starts: a compare-and-set on the row's state.
+		inst := store.AgentPackage{PackageID: "x/s", Source: "official", Manifest: []byte(`{}`), State: "installing", UpdatedAt: 1}
+		if err := s.StartAgentPackageInstall(ctx, inst); err != nil {
+			t.Fatalf("start an install with no row: %v", err)
+		}
+		if err := s.StartAgentPackageInstall(ctx, inst); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second start: %v, want ErrConflict", err)
+		}
+		for _, st := range []string{"installed", "broken", "not_installed"} {
+			inst.State = st
+			if err := s.UpsertAgentPackage(ctx, inst); err != nil {
+				t.Fatal(err)
+			}
+			inst.State = "installing"
+			err := s.StartAgentPackageInstall(ctx, inst)
+			if want := st == "not_installed"; (err == nil) != want {
+				t.Errorf("start over %s: %v", st, err)
+			}
+		}
+
 		// Installing → broken only as of the row that was read.
 		p := store.AgentPackage{PackageID: "x/i", Source: "community", Manifest: []byte(`{}`), State: "installing", UpdatedAt: 5}
 		if err := s.UpsertAgentPackage(ctx, p); err != nil {

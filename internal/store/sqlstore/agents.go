@@ -194,6 +194,18 @@ func (q *queries) ReleaseAgentWorkspace(ctx context.Context, workspace, opID str
 	return nil
 }
 
+func (q *queries) StartAgentPackageInstall(ctx context.Context, p store.AgentPackage) error {
+	res, err := q.q.ExecContext(ctx, `INSERT INTO agent_packages (`+agentPackageCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+ON CONFLICT (package_id) DO UPDATE SET source = excluded.source, origin = excluded.origin, dir = excluded.dir, manifest = excluded.manifest,
+ version = excluded.version, state = excluded.state, broken = excluded.broken, reviewed_at = excluded.reviewed_at, updated_at = excluded.updated_at
+ WHERE agent_packages.state NOT IN ('installing', 'installed', 'broken')`,
+		p.PackageID, p.Source, p.Origin, p.Dir, string(p.Manifest), p.Version, p.State, p.Broken, p.ReviewedAt, p.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("start agent package install %s: %w", p.PackageID, err)
+	}
+	return affected1(res, "start agent package install "+p.PackageID, store.ErrConflict)
+}
+
 func (q *queries) MarkAgentPackageBroken(ctx context.Context, id string, updatedAt int64, why string, now int64) error {
 	res, err := q.q.ExecContext(ctx, `UPDATE agent_packages SET state = 'broken', broken = $3, updated_at = $4
  WHERE package_id = $1 AND state = 'installing' AND updated_at = $2`, id, updatedAt, why, now)
