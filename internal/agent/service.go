@@ -197,19 +197,14 @@ func (s *Service) Start(ctx context.Context) error {
 }
 
 // beat renews this runner's leases (one statement) and recovers expired
-// operations every Lease/3 until ctx ends; then it releases the leases, so
-// that another server, or the next start, recovers them without waiting.
+// operations every Lease/3 until ctx ends; then it drains.
 func (s *Service) beat(ctx context.Context) {
 	t := time.NewTicker(s.opts.Lease / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := s.st.ReleaseAgentOperationLeases(rctx, s.runner); err != nil {
-				s.opts.Logger.Warn("agent: release operation leases", "err", err.Error())
-			}
+			s.drain(ctx, t)
 			return
 		case <-t.C:
 		}
@@ -219,6 +214,26 @@ func (s *Service) beat(ctx context.Context) {
 		if err := s.recover(ctx); err != nil && ctx.Err() == nil {
 			s.opts.Logger.Warn("agent: recover expired operations", "err", err.Error())
 		}
+	}
+}
+
+// drain keeps this runner's leases while its jobs stop at their next
+// boundary (each holds a job slot until it returns), so that no other
+// server takes an operation in the middle of a step, and then releases
+// them, so that recovery (another server's, or this machine's next start)
+// need not wait for them to expire.
+func (s *Service) drain(ctx context.Context, t *time.Ticker) {
+	bg := context.WithoutCancel(ctx)
+	for len(s.jobs) > 0 {
+		<-t.C
+		if _, err := s.st.RenewAgentOperationLeases(bg, s.runner, s.leaseUntil()); err != nil {
+			s.opts.Logger.Warn("agent: renew operation leases", "err", err.Error())
+		}
+	}
+	rctx, cancel := context.WithTimeout(bg, 5*time.Second)
+	defer cancel()
+	if err := s.st.ReleaseAgentOperationLeases(rctx, s.runner); err != nil {
+		s.opts.Logger.Warn("agent: release operation leases", "err", err.Error())
 	}
 }
 
