@@ -42,17 +42,25 @@ func (s *Service) agentView(ctx context.Context, a store.AgentRecord) Agent {
 	return v
 }
 
-// ListAgents returns every agent, oldest first.
+// ListAgents returns every agent, oldest first, read a keyset page at a
+// time (store.MaxAgentPage).
 func (s *Service) ListAgents(ctx context.Context) ([]Agent, error) {
-	as, err := s.st.ListAgents(ctx, "", 0)
-	if err != nil {
-		return nil, storageErr("list agents", err)
+	out := []Agent{}
+	var after store.AgentCursor
+	for {
+		as, err := s.st.ListAgents(ctx, store.ListAgentsParams{After: after, Limit: store.MaxAgentPage})
+		if err != nil {
+			return nil, storageErr("list agents", err)
+		}
+		for _, a := range as {
+			out = append(out, s.agentView(ctx, a))
+		}
+		if len(as) < store.MaxAgentPage {
+			return out, nil
+		}
+		last := as[len(as)-1]
+		after = store.AgentCursor{CreatedAt: last.CreatedAt, ID: last.ID}
 	}
-	out := make([]Agent, 0, len(as))
-	for _, a := range as {
-		out = append(out, s.agentView(ctx, a))
-	}
-	return out, nil
 }
 
 // GetAgent returns one agent.

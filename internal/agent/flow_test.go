@@ -97,11 +97,20 @@ func TestOwnerFlow(t *testing.T) {
 		if _, err := b.svc.SendTurn(ctx, owner, changed); code(err) != agent.CodeIdempotencyConflict {
 			t.Fatalf("changed text under the same key: %v", err)
 		}
-		var m mission.Mission
-		waitFor(t, 60*time.Second, "the mission to end", func() bool {
-			m, err = b.ms.GetMission(ctx, rc.MissionID)
-			return err == nil && m.Status == kernel.StatusPartial
-		}, func() string { return js(m) })
+		if rc.MissionStatus == "" {
+			t.Fatalf("the receipt has no mission status: %s", js(rc))
+		}
+		// The identity watches the mission finish through receipt.get
+		// alone; the status is the mission service's.
+		var watched agent.Receipt
+		waitFor(t, 60*time.Second, "the receipt to show the mission's end", func() bool {
+			watched, err = b.svc.Receipt(ctx, owner, rc.ReceiptID)
+			return err == nil && watched.MissionStatus == kernel.StatusPartial
+		}, func() string { return js(watched) })
+		m, err := b.ms.GetMission(ctx, rc.MissionID)
+		if err != nil || m.Status != watched.MissionStatus {
+			t.Fatalf("mission %s, %v; the receipt said %s", js(m), err, watched.MissionStatus)
+		}
 		ms, _ := b.ms.ListMissions(ctx, mission.ListMissionsRequest{})
 		if len(ms) != 1 {
 			t.Fatalf("%d missions for one task sent twice", len(ms))

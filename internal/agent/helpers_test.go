@@ -48,6 +48,9 @@ type setupOpts struct {
 	afterCreate func(string)
 	noModel     bool
 	gitEnv      []string
+	// allowPrivateClones is the mission service's AllowPrivateClones
+	// (AOS_CLONE_ALLOW_PRIVATE=1).
+	allowPrivateClones bool
 }
 
 func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
@@ -64,7 +67,8 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 		b.env["ANTHROPIC_BASE_URL"] = srv.URL()
 	}
 	b.k = kernel.New(db.Store, kernel.Options{DataDir: t.TempDir(), Poll: 20 * time.Millisecond, EventPoll: 20 * time.Millisecond})
-	b.ms = mission.New(b.k, mission.Options{WorkspaceRoot: b.root, Getenv: func(k string) string { return b.env[k] }, ModelCheckTimeout: 5 * time.Second})
+	b.ms = mission.New(b.k, mission.Options{WorkspaceRoot: b.root, Getenv: func(k string) string { return b.env[k] }, ModelCheckTimeout: 5 * time.Second,
+		AllowPrivateClones: opts.allowPrivateClones})
 	model := "script:test"
 	if _, err := b.ms.PutSettings(context.Background(), "cli:test", mission.Settings{DefaultModel: &model}); err != nil {
 		t.Fatal(err)
@@ -79,7 +83,7 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 func (b *bundle) start(afterCreate func(string)) {
 	b.t.Helper()
 	svc, err := agent.New(agent.Options{Store: b.db.Store, Missions: b.ms, WorkspaceRoot: b.root, DataDir: b.data,
-		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second})
+		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: testLease})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -255,3 +259,7 @@ func gitInit(t *testing.T, dir string) {
 		}
 	}
 }
+
+// testLease is the services' operation lease in tests: short, so that a
+// stopped service's operations are recovered quickly.
+const testLease = 900 * time.Millisecond

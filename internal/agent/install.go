@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,7 +92,12 @@ func (s *Service) install(ctx context.Context, r *opRun, p pkgInfo) error {
 	}
 	dir := s.installDir(id)
 	row.Dir, row.Version, row.State, row.Broken, row.UpdatedAt = dir, p.src.version, InstallInstalling, "", s.now()
-	if err := s.st.UpsertAgentPackage(ctx, row); err != nil {
+	if err := s.st.StartAgentPackageInstall(ctx, row); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// Another server sharing the database began (or finished,
+			// or broke) this install since it was looked up.
+			return &Error{Code: CodeDSHBusy, Message: id + " is being installed by another aos server", Guidance: "wait for that installation to finish, then prepare again with a new key"}
+		}
 		return storageErr("record the installation", err)
 	}
 	broken := func(code, why string, lines []string) error {

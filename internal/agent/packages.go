@@ -213,7 +213,7 @@ func (s *Service) StoreInspect(ctx context.Context, identity, packageID string) 
 	if !ok {
 		return StoreInspectResult{}, &Error{Code: CodePackageNotFound, Message: "no package " + packageID + " on this machine", Guidance: "refresh the catalog (store.list) and choose an actual package"}
 	}
-	ags, err := s.st.ListAgents(ctx, packageID, MaxCandidates+1)
+	ags, err := s.st.ListAgents(ctx, store.ListAgentsParams{PackageID: packageID, Limit: MaxCandidates + 1})
 	if err != nil {
 		return StoreInspectResult{}, storageErr("list agents", err)
 	}
@@ -242,7 +242,9 @@ func (s *Service) Packages(ctx context.Context) ([]Package, error) {
 }
 
 // AddPackage adds a community package from a local directory or a git URL
-// (https or ssh, cloned by gitx's hardened rules). Its tree is copied under
+// (https or ssh, checked by the mission service's clone rule, CloneArgs:
+// no private or loopback host unless the owner allows it; cloned by
+// gitx's hardened rules, pinned to the checked addresses). Its tree is copied under
 // the data dir, so a later review covers exactly what will be installed.
 // It is installAllowed:false until ReviewPackage. Nothing is run.
 func (s *Service) AddPackage(ctx context.Context, source string) (Package, error) {
@@ -256,10 +258,12 @@ func (s *Service) AddPackage(ctx context.Context, source string) (Package, error
 	defer os.RemoveAll(tmp)
 	tree := filepath.Join(tmp, "tree")
 	if strings.Contains(source, "://") || strings.HasPrefix(source, "git@") {
-		if err := gitx.CheckRemoteURL(source); err != nil {
-			return Package{}, &Error{Code: CodeCloneFailed, Message: err.Error(), Err: err}
+		pin, err := s.ms.CloneArgs(ctx, source)
+		if err != nil {
+			return Package{}, &Error{Code: CodeCloneFailed, Message: strings.TrimPrefix(err.Error(), "mission: "),
+				Guidance: "use a public https or ssh git URL; a private or loopback host needs AOS_CLONE_ALLOW_PRIVATE=1 on the server", Err: err}
 		}
-		res, err := gitx.Run(ctx, gitx.Cmd{Env: s.opts.GitEnv, Timeout: 5 * time.Minute, Args: []string{"clone", "-q", "--depth", "1", "--", source, tree}})
+		res, err := gitx.Run(ctx, gitx.Cmd{Env: s.opts.GitEnv, Timeout: 5 * time.Minute, Args: append(pin, "clone", "-q", "--depth", "1", "--", source, tree)})
 		if err != nil || res.Code != 0 {
 			return Package{}, &Error{Code: CodeCloneFailed, Message: "git clone failed: " + firstLine(res.Combined), Err: err}
 		}

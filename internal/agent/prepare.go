@@ -63,8 +63,8 @@ func (s *Service) checkPrepare(r *PrepareRequest) error {
 // same operation; other parameters are IDEMPOTENCY_CONFLICT. Errors before
 // the reservation carry no operation.
 func (s *Service) Prepare(ctx context.Context, identity string, r PrepareRequest) (PrepareResult, error) {
-	if s.isRevoked(identity) {
-		return PrepareResult{}, &Error{Code: CodeRevoked, Message: "this identity's preparation authorization has ended"}
+	if err := s.checkRevoked(ctx, identity, "this identity's preparation authorization has ended"); err != nil {
+		return PrepareResult{}, err
 	}
 	if err := s.checkPrepare(&r); err != nil {
 		return PrepareResult{}, err
@@ -99,7 +99,8 @@ func (s *Service) Prepare(ctx context.Context, identity string, r PrepareRequest
 	req, _ := json.Marshal(r)
 	now := s.now()
 	op := store.AgentOperation{ID: randHex(32), Identity: identity, IdemKey: r.IdempotencyKey, Fingerprint: fp, PackageID: r.PackageID,
-		Request: req, State: StateAccepted, Phase: PhaseAccepted, Doctor: []byte("[]"), CreatedAt: now, UpdatedAt: now}
+		Request: req, State: StateAccepted, Phase: PhaseAccepted, Doctor: []byte("[]"), CreatedAt: now, UpdatedAt: now,
+		Owner: s.runner, LeaseUntil: s.leaseUntil()}
 	if err := s.st.InsertAgentOperation(ctx, op); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			if res, done, err := s.existing(ctx, identity, r.IdempotencyKey, fp); done {
@@ -275,8 +276,8 @@ type opRun struct {
 // step is a boundary: it stops a revoked identity's work or a cancelled
 // job, and otherwise records the phase.
 func (r *opRun) step(ctx context.Context, phase string) error {
-	if r.s.isRevoked(r.op.Identity) {
-		return &Error{Code: CodeRevoked, Message: "preparation authorization ended before the " + phase + " phase"}
+	if err := r.s.checkRevoked(ctx, r.op.Identity, "preparation authorization ended before the "+phase+" phase"); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -307,7 +308,7 @@ func (s *Service) run(ctx context.Context, op store.AgentOperation, req PrepareR
 	}
 	r := &opRun{s: s, op: op}
 	if err := s.prepare(ctx, r, req); err != nil {
-		if ctx.Err() != nil && !s.isRevoked(op.Identity) {
+		if ctx.Err() != nil && !s.revokedCached(op.Identity) {
 			return // the process is stopping: recovery answers it at the next start
 		}
 		s.finish(ctx, &r.op, err)

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/aos-run/aos/internal/agent"
@@ -20,17 +21,23 @@ func TestRecoverCreationReceipt(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		created := make(chan string, 1)
 		hold := make(chan struct{})
+		var once sync.Once
+		unhold := func() { once.Do(func() { close(hold) }) }
 		b := setup(t, db, setupOpts{afterCreate: func(op string) { created <- op; <-hold }})
-		t.Cleanup(func() { close(hold) }) // runs before the service's cleanup waits for its jobs
+		t.Cleanup(unhold) // runs before the service's cleanup waits for its jobs
 		b.pkg(fixture{id: "fix/rec", setup: countSetup, doctor: okDoctor}, true)
 		op := b.mustPrepare("rec-1", "fix/rec", agent.Workspace{Kind: "new", Name: "rec"})
 		<-created
 		if o := b.op(op.OperationID); o.AgentID != nil || o.Phase != agent.PhaseCreate {
 			t.Fatalf("before the stop: %s", js(o))
 		}
-		b.stop() // the old service's jobs stop; its hook never returns
+		// The old service stops; its job, let go, ends at its next
+		// boundary without recording the agent (its context is over), and
+		// the service releases its lease once the job is over.
+		b.stop()
+		unhold()
 		b.start(nil)
-		o := b.op(op.OperationID)
+		o := b.settled(op.OperationID)
 		if o.State != agent.StateReady || o.AgentID == nil {
 			t.Fatalf("after restart: %s", js(o))
 		}
@@ -57,7 +64,7 @@ func TestRecoverWithoutReceipt(t *testing.T) {
 		b.stop() // kills the setup's process group, as a dying server would lose it
 		b.svc.Wait()
 		b.start(nil)
-		o := b.op(op.OperationID)
+		o := b.settled(op.OperationID)
 		if o.State != agent.StateNeedsUserAction || o.Error == nil || o.Error.Code != agent.CodeRecoveryRequired || o.AgentID != nil || o.Guidance == nil {
 			t.Fatalf("after restart: %s", js(o))
 		}

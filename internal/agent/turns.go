@@ -39,8 +39,8 @@ func missionTitle(receiptID, text string) string {
 // text answer the same receipt (Duplicate); other parameters are
 // IDEMPOTENCY_CONFLICT.
 func (s *Service) SendTurn(ctx context.Context, identity string, r TurnSendRequest) (Receipt, error) {
-	if s.isRevoked(identity) {
-		return Receipt{}, &Error{Code: CodeRevoked, Message: "this identity's authorization has ended"}
+	if err := s.checkRevoked(ctx, identity, "this identity's authorization has ended"); err != nil {
+		return Receipt{}, err
 	}
 	switch {
 	case r.MachineID != s.machineID:
@@ -66,7 +66,7 @@ func (s *Service) SendTurn(ctx context.Context, identity string, r TurnSendReque
 		if t.State == ReceiptPending {
 			return s.deliver(ctx, t, r.Text, true)
 		}
-		rc := receiptView(t)
+		rc := s.receiptView(ctx, t)
 		rc.Duplicate = true
 		return rc, nil
 	case !errors.Is(err, store.ErrNotFound):
@@ -155,15 +155,23 @@ func (s *Service) recordTurn(ctx context.Context, t store.AgentTurn, missionID s
 	if err := s.st.UpdateAgentTurn(context.WithoutCancel(ctx), t); err != nil {
 		return Receipt{}, storageErr("record the receipt", err)
 	}
-	rc := receiptView(t)
+	rc := s.receiptView(ctx, t)
 	rc.Duplicate = dup
 	return rc, nil
 }
 
-func receiptView(t store.AgentTurn) Receipt {
+// receiptView is a receipt with its mission's current status.
+func (s *Service) receiptView(ctx context.Context, t store.AgentTurn) Receipt {
 	rc := Receipt{ReceiptID: t.ID, AgentID: t.AgentID, MissionID: t.MissionID, State: t.State, CreatedAt: t.CreatedAt}
 	if t.ErrorCode != "" {
 		rc.Error = &OpError{Code: t.ErrorCode, Message: t.ErrorMessage}
+	}
+	if t.MissionID != "" {
+		if m, err := s.ms.GetMission(ctx, t.MissionID); err == nil {
+			rc.MissionStatus = m.Status
+		} else {
+			s.opts.Logger.Warn("agent: read a receipt's mission", "receipt", t.ID, "err", err.Error())
+		}
 	}
 	return rc
 }
@@ -178,5 +186,5 @@ func (s *Service) Receipt(ctx context.Context, identity, receiptID string) (Rece
 	if err != nil {
 		return Receipt{}, storageErr("read the receipt", err)
 	}
-	return receiptView(t), nil
+	return s.receiptView(ctx, t), nil
 }

@@ -251,6 +251,12 @@ type Receipt struct {
 	CreatedAt int64    `json:"createdAt"`
 	Duplicate bool     `json:"duplicate,omitempty"`
 	Error     *OpError `json:"error"`
+	// MissionStatus is the mission's status when the receipt is answered
+	// (the mission service's: queued, running and waiting, then done,
+	// partial, blocked, failed, budget_exhausted or cancelled), so a device
+	// can watch the mission finish without the owner API. Absent while the
+	// turn has no mission, or if its status could not be read.
+	MissionStatus string `json:"missionStatus,omitempty" enum:"queued,running,waiting,done,partial,blocked,failed,budget_exhausted,cancelled"`
 }
 
 // API is what front ends (CLI, owner API, the device channel) call.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/store"
 )
 
 // actor is who registers projects and creates missions for agents, in the
@@ -56,29 +57,39 @@ func (s *Service) workspaceFree(ctx context.Context, dir, self string) error {
 	if claimed && claim != self {
 		return &Error{Code: CodeWorkspaceInUse, Message: "another preparation is using this workspace", Guidance: defaultGuidance(CodeWorkspaceInUse)}
 	}
-	ags, err := s.st.ListAgents(ctx, "", 0)
-	if err != nil {
-		return storageErr("list agents", err)
+	a, err := s.st.GetAgentByWorkspace(ctx, dir)
+	switch {
+	case err == nil:
+		return &Error{Code: CodeWorkspaceInUse, Message: "agent " + a.ID + " has this workspace", Guidance: "use agent " + a.ID + " (turn.send), or choose another workspace"}
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	default:
+		return storageErr("look up the workspace's agent", err)
 	}
-	for _, a := range ags {
-		if a.Workspace == dir {
-			return &Error{Code: CodeWorkspaceInUse, Message: "agent " + a.ID + " has this workspace", Guidance: "use agent " + a.ID + " (turn.send), or choose another workspace"}
-		}
-	}
-	return nil
 }
 
 // claim serializes preparations competing for one canonical workspace:
 // the first holds it until its agent is recorded (then the agents table's
-// unique workspace holds it) or it fails.
+// unique workspace holds it) or it fails. In this process the claim is in
+// memory; across servers on one database it is a row in
+// agent_workspace_claims, which another operation takes over only once
+// the holder is no longer accepted or running.
 func (s *Service) claim(ctx context.Context, dir, opID string) error {
+	inUse := &Error{Code: CodeWorkspaceInUse, Message: "another preparation is using this workspace", Guidance: defaultGuidance(CodeWorkspaceInUse)}
 	s.mu.Lock()
 	if c, ok := s.wsClaims[dir]; ok && c != opID {
 		s.mu.Unlock()
-		return &Error{Code: CodeWorkspaceInUse, Message: "another preparation is using this workspace", Guidance: defaultGuidance(CodeWorkspaceInUse)}
+		return inUse
 	}
 	s.wsClaims[dir] = opID
 	s.mu.Unlock()
+	if err := s.st.ClaimAgentWorkspace(ctx, dir, opID, s.now()); err != nil {
+		s.release(dir, opID)
+		if errors.Is(err, store.ErrConflict) {
+			return inUse
+		}
+		return storageErr("claim the workspace", err)
+	}
 	if err := s.workspaceFree(ctx, dir, opID); err != nil {
 		s.release(dir, opID)
 		return err
@@ -88,9 +99,12 @@ func (s *Service) claim(ctx context.Context, dir, opID string) error {
 
 func (s *Service) release(dir, opID string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.wsClaims[dir] == opID {
 		delete(s.wsClaims, dir)
+	}
+	s.mu.Unlock()
+	if err := s.st.ReleaseAgentWorkspace(context.Background(), dir, opID); err != nil {
+		s.opts.Logger.Warn("agent: release a workspace claim", "operation", opID, "err", err.Error())
 	}
 }
 

@@ -191,8 +191,10 @@ func TestDeviceFixture(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(vars["workspace"], "AGENTS.md")); err != nil {
 			t.Errorf("the agent's workspace has no AGENTS.md: %v", err)
 		}
-		// Receipt after the mission ended: still the same.
-		if m := d.call(map[string]any{"type": "receipt.get", "receiptId": vars["receiptId"]}); errCode(m) != "" || m["receipt"].(map[string]any)["missionId"] != missionID {
+		// Receipt after the mission ended: still the same, and it says the
+		// mission is done, so the device sees the end without the owner API.
+		if m := d.call(map[string]any{"type": "receipt.get", "receiptId": vars["receiptId"]}); errCode(m) != "" || m["receipt"].(map[string]any)["missionId"] != missionID ||
+			m["receipt"].(map[string]any)["missionStatus"] != kernel.StatusDone {
 			t.Errorf("receipt after the end: %v", m)
 		}
 	})
@@ -280,7 +282,7 @@ func capture(m map[string]any, vars map[string]string) {
 // paths and tool versions. normalize keeps their presence and type.
 var volatile = map[string]bool{"requestId": true, "machineId": true, "deviceId": true, "serverInstanceId": true, "operationId": true,
 	"agentId": true, "receiptId": true, "missionId": true, "workspace": true, "createdAt": true, "updatedAt": true, "checkedAt": true,
-	"version": true, "lines": true, "doctor": true}
+	"version": true, "lines": true, "doctor": true, "missionStatus": true}
 
 func normalize(vol map[string]bool, key string, v any) any {
 	if vol[key] {

@@ -401,7 +401,8 @@ func withAgents(ctx context.Context, fn func(context.Context, *agent.Service) er
 		return err
 	}
 	defer st.Close()
-	svc := mission.New(kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log}), mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: cfg.Getenv, Logger: log})
+	svc := mission.New(kernel.New(st, kernel.Options{DataDir: cfg.DataDir, Logger: log}), mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, Getenv: cfg.Getenv, Logger: log,
+		AllowPrivateClones: cfg.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1"})
 	a, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Getenv: cfg.Getenv, Logger: log})
 	if err != nil {
 		return err

@@ -66,9 +66,13 @@ func NewServerCmd(version string) *cobra.Command {
 			svc := mission.New(k, mission.Options{WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Version: version, Getenv: cfg.Getenv, Logger: log,
 				AllowPrivateClones: cfg.Getenv("AOS_CLONE_ALLOW_PRIVATE") == "1", HostConfig: hc})
 			// The Store and agent service (seed 000): preparation jobs run in
-			// this process, and recovery at start answers what a previous
-			// process left unfinished.
-			agents, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Getenv: cfg.Getenv, Logger: log})
+			// this process under its lease; recovery (at start, then
+			// periodically) answers what a dead server left unfinished.
+			lease, err := agentLease(cfg.Getenv)
+			if err != nil {
+				return err
+			}
+			agents, err := agent.New(agent.Options{Store: st, Missions: svc, WorkspaceRoot: cfg.WorkspaceRoot, DataDir: cfg.DataDir, Getenv: cfg.Getenv, Logger: log, Lease: lease})
 			if err != nil {
 				return err
 			}
@@ -249,4 +253,18 @@ func pruneAuth(ctx context.Context, a *auth.Service, log *slog.Logger, every tim
 		case <-t.C:
 		}
 	}
+}
+
+// agentLease reads AOS_AGENT_LEASE, how long a server's preparation
+// operations stay its own without renewal (agent.DefaultLease when unset).
+func agentLease(getenv func(string) string) (time.Duration, error) {
+	v := getenv("AOS_AGENT_LEASE")
+	if v == "" {
+		return agent.DefaultLease, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 300*time.Millisecond || d > time.Hour {
+		return 0, &config.Error{Var: "AOS_AGENT_LEASE", Msg: "a duration from 300ms to 1h, like 15s"}
+	}
+	return d, nil
 }

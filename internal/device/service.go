@@ -255,12 +255,26 @@ func (s *Service) List(ctx context.Context) ([]Device, error) {
 	return out, nil
 }
 
-// Revoke ends a device's pairing: its token is refused from now on, its
-// open sockets on this server close at once (other servers' within their
-// recheck interval), and the agent service is told (Ops.Revoke), so that
-// its preparations stop at the next step boundary. Nothing is deleted.
+// Revoke ends a device's pairing: the agent service records the
+// revocation durably first (Ops.Revoke), so that its preparations and
+// turns stop at the next step boundary on every server, even if the rest
+// is cut short; then its token is refused from now on and its open
+// sockets on this server close at once (other servers' within their
+// recheck interval). Nothing is deleted.
 func (s *Service) Revoke(ctx context.Context, actor, id string) error {
-	err := s.st.RevokeDevice(ctx, id, s.opts.Now().UnixMilli())
+	d, err := s.st.GetDevice(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && d.RevokedAt != 0 {
+		return &Error{Code: CodeNotFound, Msg: "no live device " + id}
+	}
+	if err != nil {
+		return fmt.Errorf("device: revoke %s: %w", id, err)
+	}
+	if s.opts.Ops != nil {
+		if err := s.opts.Ops.Revoke(context.WithoutCancel(ctx), Identity(id)); err != nil {
+			return fmt.Errorf("device: revoke %s in the agent service: %w", id, err)
+		}
+	}
+	err = s.st.RevokeDevice(ctx, id, s.opts.Now().UnixMilli())
 	if errors.Is(err, store.ErrNotFound) {
 		return &Error{Code: CodeNotFound, Msg: "no live device " + id}
 	}
@@ -269,11 +283,6 @@ func (s *Service) Revoke(ctx context.Context, actor, id string) error {
 	}
 	s.closeDevice(id)
 	s.audit(ctx, actor, "device.revoke", id, map[string]any{})
-	if s.opts.Ops != nil {
-		if err := s.opts.Ops.Revoke(context.WithoutCancel(ctx), Identity(id)); err != nil {
-			return fmt.Errorf("device: revoke %s in the agent service: %w", id, err)
-		}
-	}
 	return nil
 }
 

@@ -114,3 +114,20 @@ func (t cloneTarget) pinArgs() []string {
 	}
 	return []string{"-c", "http.curloptResolve=" + t.host + ":" + t.port + ":" + strings.Join(ips, ",")}
 }
+
+// CloneArgs applies the one rule for every git clone aos makes from a URL
+// (a project's, a community package's): the URL's form (CheckCloneURL) and
+// its host's resolved addresses (no loopback or non-public network unless
+// AllowPrivateClones). It returns the git options to put before "clone" so
+// that git connects only to the addresses checked and follows no
+// redirect. Its refusals are *Error values (invalid_input, git_failed).
+func (s *Service) CloneArgs(ctx context.Context, raw string) ([]string, error) {
+	if err := CheckCloneURL(raw); err != nil {
+		return nil, err
+	}
+	t, err := s.checkCloneTarget(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	return append(t.pinArgs(), "-c", "http.followRedirects=false"), nil
+}

@@ -22,12 +22,48 @@ type AgentQueries interface {
 	// ErrNotFound if none.
 	GetAgentOperationByKey(ctx context.Context, identity, key string) (AgentOperation, error)
 	// UpdateAgentOperation writes an operation's progress (state, phase,
-	// agent, workspace, error, guidance, doctor, updated_at); ErrNotFound
-	// if none.
+	// agent, workspace, error, guidance, doctor, updated_at), fenced by
+	// o.Owner: ErrNotFound if there is no such operation owned by o.Owner
+	// (another runner claimed it).
 	UpdateAgentOperation(ctx context.Context, o AgentOperation) error
 	// ListAgentOperationsInState returns the operations in one of states,
 	// oldest first.
 	ListAgentOperationsInState(ctx context.Context, states []string) ([]AgentOperation, error)
+	// RenewAgentOperationLeases extends to leaseUntil, in one statement,
+	// the lease of every accepted or running operation owner holds, and
+	// returns how many it extended.
+	RenewAgentOperationLeases(ctx context.Context, owner string, leaseUntil int64) (int64, error)
+	// ReleaseAgentOperationLeases ends the leases of owner's accepted or
+	// running operations (a stopping runner), so that recovery may take
+	// them at once.
+	ReleaseAgentOperationLeases(ctx context.Context, owner string) error
+	// ClaimAgentOperation gives operation id to owner until leaseUntil if
+	// it is accepted or running and its lease ended before now: a
+	// compare-and-set, so two runners never both claim it. ErrConflict
+	// if it is not claimable.
+	ClaimAgentOperation(ctx context.Context, id, owner string, now, leaseUntil int64) error
+
+	// ClaimAgentWorkspace records that operation opID prepares workspace,
+	// taking over a claim whose operation is no longer accepted or
+	// running; ErrConflict if an active operation holds it.
+	ClaimAgentWorkspace(ctx context.Context, workspace, opID string, now int64) error
+	// ReleaseAgentWorkspace drops opID's claim on workspace, if it holds it.
+	ReleaseAgentWorkspace(ctx context.Context, workspace, opID string) error
+	// StartAgentPackageInstall writes p (state installing) only if the
+	// package has no row or its row is not installing, installed or
+	// broken: a compare-and-set, so that of servers sharing the database
+	// one installs. ErrConflict otherwise.
+	StartAgentPackageInstall(ctx context.Context, p AgentPackage) error
+	// MarkAgentPackageBroken marks an installing package broken with why,
+	// if it is still installing as of updatedAt (a compare-and-set);
+	// ErrConflict otherwise.
+	MarkAgentPackageBroken(ctx context.Context, id string, updatedAt int64, why string, now int64) error
+
+	// RevokeAgentIdentity records that identity's authorization ended
+	// (idempotent: the first time is kept).
+	RevokeAgentIdentity(ctx context.Context, identity string, now int64) error
+	// AgentIdentityRevoked reports whether identity was revoked.
+	AgentIdentityRevoked(ctx context.Context, identity string) (bool, error)
 
 	// InsertAgent records an agent and its creation receipt; ErrConflict
 	// if its id, workspace or operation has one already.
@@ -37,9 +73,13 @@ type AgentQueries interface {
 	// GetAgentByOperation returns the agent an operation created;
 	// ErrNotFound if none.
 	GetAgentByOperation(ctx context.Context, operationID string) (AgentRecord, error)
-	// ListAgents returns agents of packageID (all when ""), oldest first,
-	// at most limit (all when 0).
-	ListAgents(ctx context.Context, packageID string, limit int) ([]AgentRecord, error)
+	// GetAgentByWorkspace returns the agent whose canonical workspace is
+	// dir; ErrNotFound if none.
+	GetAgentByWorkspace(ctx context.Context, dir string) (AgentRecord, error)
+	// ListAgents returns a page of agents, oldest first (by created_at,
+	// id): of p.PackageID (all when ""), after the cursor p.After (from
+	// the start when zero), at most p.Limit (1-1000; 0 is 1000).
+	ListAgents(ctx context.Context, p ListAgentsParams) ([]AgentRecord, error)
 
 	// InsertAgentTurn records a turn receipt; ErrConflict if its id or
 	// (identity, key) exists.
@@ -53,6 +93,23 @@ type AgentQueries interface {
 	// ErrNotFound if none.
 	UpdateAgentTurn(ctx context.Context, t AgentTurn) error
 }
+
+// ListAgentsParams select a page of agents.
+type ListAgentsParams struct {
+	PackageID string
+	After     AgentCursor
+	Limit     int
+}
+
+// AgentCursor is the position after which a page of agents starts: the
+// last agent of the previous page.
+type AgentCursor struct {
+	CreatedAt int64
+	ID        string
+}
+
+// MaxAgentPage is the largest page ListAgents returns.
+const MaxAgentPage = 1000
 
 // AgentPackage is an installed-index row.
 type AgentPackage struct {
@@ -86,6 +143,8 @@ type AgentOperation struct {
 	Doctor       []byte // JSON array of lines
 	CreatedAt    int64
 	UpdatedAt    int64
+	Owner        string // the runner running it
+	LeaseUntil   int64  // ms; the owner's claim ends then unless renewed
 }
 
 // AgentRecord is an agent; its row is the creation receipt of OperationID.

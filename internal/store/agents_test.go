@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aos-run/aos/internal/store"
@@ -77,11 +79,17 @@ func TestAgentQueries(t *testing.T) {
 		if got, err := s.GetAgentByOperation(ctx, "op1"); err != nil || got != a {
 			t.Fatalf("by operation = %+v, %v", got, err)
 		}
-		if as, err := s.ListAgents(ctx, "x/a", 5); err != nil || len(as) != 1 {
+		if as, err := s.ListAgents(ctx, store.ListAgentsParams{PackageID: "x/a", Limit: 5}); err != nil || len(as) != 1 {
 			t.Fatalf("list agents = %+v, %v", as, err)
 		}
-		if as, err := s.ListAgents(ctx, "x/b", 0); err != nil || len(as) != 0 {
+		if as, err := s.ListAgents(ctx, store.ListAgentsParams{PackageID: "x/b"}); err != nil || len(as) != 0 {
 			t.Fatalf("list other package = %+v, %v", as, err)
+		}
+		if got, err := s.GetAgentByWorkspace(ctx, "/w/a"); err != nil || got != a {
+			t.Fatalf("by workspace = %+v, %v", got, err)
+		}
+		if _, err := s.GetAgentByWorkspace(ctx, "/w/none"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("no agent at a workspace: %v", err)
 		}
 
 		tr := store.AgentTurn{ID: "rc1", Identity: "owner", IdemKey: "t", Fingerprint: "f", AgentID: "ag1", State: "accepted", CreatedAt: 1, UpdatedAt: 1}
@@ -102,6 +110,176 @@ func TestAgentQueries(t *testing.T) {
 		}
 		if _, err := s.GetAgentTurn(ctx, "rc9"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing turn: %v", err)
+		}
+	})
+}
+
+// TestAgentOperationLeases: an operation is updated only by its owner; a
+// renewal is one statement over the owner's active operations; a claim
+// takes only an expired lease, once.
+func TestAgentOperationLeases(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		mk := func(id, owner string, lease int64) store.AgentOperation {
+			o := store.AgentOperation{ID: id, Identity: "owner", IdemKey: id, Fingerprint: "f", PackageID: "x/a", Request: []byte(`{}`),
+				State: "running", Phase: "setup", CreatedAt: 1, UpdatedAt: 1, Owner: owner, LeaseUntil: lease}
+			if err := s.InsertAgentOperation(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}
+		a1, _, b1 := mk("a1", "A", 100), mk("a2", "A", 100), mk("b1", "B", 100)
+		done := mk("a3", "A", 100)
+		done.State = "ready"
+		if err := s.UpdateAgentOperation(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.RenewAgentOperationLeases(ctx, "A", 500); err != nil || n != 2 {
+			t.Fatalf("renew A = %d, %v; want its 2 active operations", n, err)
+		}
+		if o, _ := s.GetAgentOperation(ctx, "b1"); o.LeaseUntil != 100 || o.Owner != "B" {
+			t.Fatalf("B's operation after A's renewal: %+v", o)
+		}
+		if err := s.ClaimAgentOperation(ctx, "a1", "C", 400, 900); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("claim of a live lease: %v, want ErrConflict", err)
+		}
+		if err := s.ClaimAgentOperation(ctx, "b1", "C", 400, 900); err != nil {
+			t.Fatalf("claim of an expired lease: %v", err)
+		}
+		if err := s.ClaimAgentOperation(ctx, "b1", "D", 400, 900); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second claim: %v, want ErrConflict", err)
+		}
+		b1.Phase = "doctor"
+		if err := s.UpdateAgentOperation(ctx, b1); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("update by the old owner: %v, want ErrNotFound", err)
+		}
+		if o, _ := s.GetAgentOperation(ctx, "b1"); o.Owner != "C" || o.LeaseUntil != 900 || o.Phase != "setup" {
+			t.Fatalf("claimed operation = %+v", o)
+		}
+		if err := s.ReleaseAgentOperationLeases(ctx, "A"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ClaimAgentOperation(ctx, a1.ID, "C", 1, 900); err != nil {
+			t.Fatalf("claim after release: %v", err)
+		}
+		if err := s.ClaimAgentOperation(ctx, "a3", "C", 1000, 2000); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("claim of a finished operation: %v, want ErrConflict", err)
+		}
+
+		// Workspace claims: held while the holder is active, taken over
+		// once it is not.
+		if err := s.ClaimAgentWorkspace(ctx, "/w/x", "a2", 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ClaimAgentWorkspace(ctx, "/w/x", "a2", 2); err != nil {
+			t.Fatalf("re-claim by the holder: %v", err)
+		}
+		if err := s.ClaimAgentWorkspace(ctx, "/w/x", "b1", 2); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("claim held by an active operation: %v, want ErrConflict", err)
+		}
+		if err := s.ClaimAgentWorkspace(ctx, "/w/y", "a3", 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ClaimAgentWorkspace(ctx, "/w/y", "b1", 2); err != nil {
+			t.Fatalf("take over a finished operation's claim: %v", err)
+		}
+		if err := s.ReleaseAgentWorkspace(ctx, "/w/x", "a2"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ClaimAgentWorkspace(ctx, "/w/x", "b1", 3); err != nil {
+			t.Fatalf("claim after release: %v", err)
+		}
+
+		// One install starts: a compare-and-set on the row's state.
+		inst := store.AgentPackage{PackageID: "x/s", Source: "official", Manifest: []byte(`{}`), State: "installing", UpdatedAt: 1}
+		if err := s.StartAgentPackageInstall(ctx, inst); err != nil {
+			t.Fatalf("start an install with no row: %v", err)
+		}
+		if err := s.StartAgentPackageInstall(ctx, inst); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second start: %v, want ErrConflict", err)
+		}
+		for _, st := range []string{"installed", "broken", "not_installed"} {
+			inst.State = st
+			if err := s.UpsertAgentPackage(ctx, inst); err != nil {
+				t.Fatal(err)
+			}
+			inst.State = "installing"
+			err := s.StartAgentPackageInstall(ctx, inst)
+			if want := st == "not_installed"; (err == nil) != want {
+				t.Errorf("start over %s: %v", st, err)
+			}
+		}
+
+		// Installing → broken only as of the row that was read.
+		p := store.AgentPackage{PackageID: "x/i", Source: "community", Manifest: []byte(`{}`), State: "installing", UpdatedAt: 5}
+		if err := s.UpsertAgentPackage(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkAgentPackageBroken(ctx, "x/i", 4, "why", 9); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("mark broken as of an old read: %v", err)
+		}
+		if err := s.MarkAgentPackageBroken(ctx, "x/i", 5, "why", 9); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetAgentPackage(ctx, "x/i"); got.State != "broken" || got.Broken != "why" {
+			t.Fatalf("package = %+v", got)
+		}
+
+		// Revocations are durable and idempotent.
+		if r, err := s.AgentIdentityRevoked(ctx, "device:d1"); err != nil || r {
+			t.Fatalf("revoked before = %v, %v", r, err)
+		}
+		for range 2 {
+			if err := s.RevokeAgentIdentity(ctx, "device:d1", 7); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r, err := s.AgentIdentityRevoked(ctx, "device:d1"); err != nil || !r {
+			t.Fatalf("revoked after = %v, %v", r, err)
+		}
+	})
+}
+
+// TestListAgentsPages: keyset pages walk every agent once, in order, with
+// ties on created_at broken by id, and per package.
+func TestListAgentsPages(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		for i := range 7 {
+			pkg := "x/a"
+			if i%2 == 1 {
+				pkg = "x/b"
+			}
+			a := store.AgentRecord{ID: fmt.Sprintf("ag%d", 9-i), Name: "a", PackageID: pkg, Engine: "builtin", ProjectID: "p",
+				Workspace: fmt.Sprintf("/w/%d", i), OperationID: fmt.Sprintf("op%d", i), CreatedAt: int64(i / 3)}
+			if err := s.InsertAgent(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			pkg  string
+			want string
+		}{{"", "ag7 ag8 ag9 ag4 ag5 ag6 ag3"}, {"x/a", "ag7 ag9 ag5 ag3"}, {"x/b", "ag8 ag4 ag6"}} {
+			var got []string
+			var after store.AgentCursor
+			for {
+				page, err := s.ListAgents(ctx, store.ListAgentsParams{PackageID: tc.pkg, After: after, Limit: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range page {
+					got = append(got, a.ID)
+				}
+				if len(page) < 2 {
+					break
+				}
+				after = store.AgentCursor{CreatedAt: page[len(page)-1].CreatedAt, ID: page[len(page)-1].ID}
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("package %q: pages = %s, want %s", tc.pkg, g, tc.want)
+			}
 		}
 	})
 }

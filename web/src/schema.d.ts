@@ -1366,6 +1366,8 @@ export interface components {
             duplicate?: boolean;
             error: components["schemas"]["OpError"] | null;
             missionId: string;
+            /** @enum {string} */
+            missionStatus?: "queued" | "running" | "waiting" | "done" | "partial" | "blocked" | "failed" | "budget_exhausted" | "cancelled";
             receiptId: string;
             state: string;
         };

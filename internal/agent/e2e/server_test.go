@@ -207,6 +207,23 @@ func (m *machine) op(id string) agent.Operation {
 	return o
 }
 
+// shortLease makes a killed server's operations recoverable after 1 s
+// (its leases are not released: it was killed).
+const shortLease = "AOS_AGENT_LEASE=1s"
+
+// settled polls an operation until it is neither accepted nor running: a
+// restarted server recovers a killed one's operations once their lease
+// expires.
+func (m *machine) settled(id string) agent.Operation {
+	m.t.Helper()
+	var o agent.Operation
+	waitFor(m.t, 30*time.Second, "operation "+id+" to settle", func() bool {
+		o = m.op(id)
+		return o.State != agent.StateAccepted && o.State != agent.StateRunning
+	}, func() string { return js(o) })
+	return o
+}
+
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, last func() string) {
@@ -254,7 +271,7 @@ func TestServerKilledMidPreparation(t *testing.T) {
 			m.aos(nil, "package", "add", dir)
 			m.aos(nil, "package", "review", "fix/slow")
 
-			m.start()
+			m.start(shortLease)
 			var ls agent.StoreListResult
 			m.call("GET", "/store/packages?query=slow", nil, &ls)
 			if len(ls.Packages) != 1 || !ls.Packages[0].InstallAllowed {
@@ -270,8 +287,8 @@ func TestServerKilledMidPreparation(t *testing.T) {
 			// The orphaned setup still waits on the fifo: let it end, so
 			// that any replay would show as a second line.
 			release(t, fifo)
-			m.start()
-			o := m.op(res.Operation.OperationID)
+			m.start(shortLease)
+			o := m.settled(res.Operation.OperationID)
 			if o.State != agent.StateNeedsUserAction || o.Error == nil || o.Error.Code != agent.CodeRecoveryRequired || o.AgentID != nil {
 				t.Fatalf("after restart: %s", js(o))
 			}
@@ -280,10 +297,10 @@ func TestServerKilledMidPreparation(t *testing.T) {
 				t.Fatalf("retry the same key: %d %s", st, js(again))
 			}
 			var p agent.StoreInspectResult
-			m.call("GET", "/store/packages/fix/slow", nil, &p)
-			if p.Package.Installation != agent.InstallBroken {
-				t.Fatalf("interrupted install: %s", js(p.Package))
-			}
+			waitFor(t, 30*time.Second, "the interrupted install to be broken", func() bool {
+				m.call("GET", "/store/packages/fix/slow", nil, &p)
+				return p.Package.Installation == agent.InstallBroken
+			}, func() string { return js(p.Package) })
 			if _, err := os.Stat(filepath.Join(m.root, "slow")); err == nil {
 				t.Fatal("a workspace was made")
 			}
@@ -315,7 +332,7 @@ func TestServerKilledMidPreparation(t *testing.T) {
 			// recovers the agent from the receipt, rechecks it and makes
 			// the operation ready without creating another.
 			srv := scripttest.Start(t, "name: test\nturns:\n  - text: ok\n")
-			m.start("ANTHROPIC_BASE_URL=" + srv.URL())
+			m.start("ANTHROPIC_BASE_URL="+srv.URL(), shortLease)
 			req2 := agent.PrepareRequest{MachineID: ls.MachineID, PackageID: "aos/docs-writer", IdempotencyKey: "kill-2", Workspace: agent.Workspace{Kind: "new", Name: "docs"}}
 			if st := m.call("POST", "/agents/prepare", req2, &res); st != 200 {
 				t.Fatalf("prepare 2: %d %s", st, js(res))
@@ -327,8 +344,8 @@ func TestServerKilledMidPreparation(t *testing.T) {
 			}, func() string { return js(before) })
 			m.kill()
 			m.loseUpdates(res.Operation.OperationID)
-			m.start("ANTHROPIC_BASE_URL=" + srv.URL())
-			after := m.op(res.Operation.OperationID)
+			m.start("ANTHROPIC_BASE_URL="+srv.URL(), shortLease)
+			after := m.settled(res.Operation.OperationID)
 			if after.State != agent.StateReady || after.AgentID == nil || *after.AgentID != *before.AgentID {
 				t.Fatalf("after restart: %s (before %s)", js(after), js(before))
 			}

@@ -63,12 +63,14 @@ func (q *queries) ListAgentPackages(ctx context.Context) ([]store.AgentPackage, 
 	return out, rows.Err()
 }
 
-const agentOpCols = `id, identity, idem_key, fingerprint, package_id, request, state, phase, agent_id, workspace, error_code, error_message, guidance, doctor, created_at, updated_at`
+const agentOpCols = `id, identity, idem_key, fingerprint, package_id, request, state, phase, agent_id, workspace, error_code, error_message, guidance, doctor, created_at, updated_at, owner, lease_until`
+
+const activeOps = `('accepted','running')`
 
 func (q *queries) InsertAgentOperation(ctx context.Context, o store.AgentOperation) error {
-	res, err := q.q.ExecContext(ctx, `INSERT INTO agent_operations (`+agentOpCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16) ON CONFLICT DO NOTHING`,
+	res, err := q.q.ExecContext(ctx, `INSERT INTO agent_operations (`+agentOpCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18) ON CONFLICT DO NOTHING`,
 		o.ID, o.Identity, o.IdemKey, o.Fingerprint, o.PackageID, string(o.Request), o.State, o.Phase, o.AgentID, o.Workspace,
-		o.ErrorCode, o.ErrorMessage, o.Guidance, string(jsonArr(o.Doctor)), o.CreatedAt, o.UpdatedAt)
+		o.ErrorCode, o.ErrorMessage, o.Guidance, string(jsonArr(o.Doctor)), o.CreatedAt, o.UpdatedAt, o.Owner, o.LeaseUntil)
 	if err != nil {
 		return fmt.Errorf("insert agent operation: %w", err)
 	}
@@ -86,7 +88,7 @@ func scanAgentOp(sc scanner) (store.AgentOperation, error) {
 	var o store.AgentOperation
 	var req, doc string
 	err := sc.Scan(&o.ID, &o.Identity, &o.IdemKey, &o.Fingerprint, &o.PackageID, &req, &o.State, &o.Phase, &o.AgentID, &o.Workspace,
-		&o.ErrorCode, &o.ErrorMessage, &o.Guidance, &doc, &o.CreatedAt, &o.UpdatedAt)
+		&o.ErrorCode, &o.ErrorMessage, &o.Guidance, &doc, &o.CreatedAt, &o.UpdatedAt, &o.Owner, &o.LeaseUntil)
 	o.Request, o.Doctor = []byte(req), []byte(doc)
 	return o, err
 }
@@ -109,8 +111,8 @@ func (q *queries) GetAgentOperationByKey(ctx context.Context, identity, key stri
 
 func (q *queries) UpdateAgentOperation(ctx context.Context, o store.AgentOperation) error {
 	res, err := q.q.ExecContext(ctx, `UPDATE agent_operations SET state = $2, phase = $3, agent_id = $4, workspace = $5, error_code = $6,
- error_message = $7, guidance = $8, doctor = $9, updated_at = $10 WHERE id = $1`,
-		o.ID, o.State, o.Phase, o.AgentID, o.Workspace, o.ErrorCode, o.ErrorMessage, o.Guidance, string(jsonArr(o.Doctor)), o.UpdatedAt)
+ error_message = $7, guidance = $8, doctor = $9, updated_at = $10 WHERE id = $1 AND owner = $11`,
+		o.ID, o.State, o.Phase, o.AgentID, o.Workspace, o.ErrorCode, o.ErrorMessage, o.Guidance, string(jsonArr(o.Doctor)), o.UpdatedAt, o.Owner)
 	if err != nil {
 		return fmt.Errorf("update agent operation: %w", err)
 	}
@@ -141,6 +143,91 @@ func (q *queries) ListAgentOperationsInState(ctx context.Context, states []strin
 		out = append(out, o)
 	}
 	return out, rows.Err()
+}
+
+func (q *queries) RenewAgentOperationLeases(ctx context.Context, owner string, leaseUntil int64) (int64, error) {
+	res, err := q.q.ExecContext(ctx, `UPDATE agent_operations SET lease_until = $2 WHERE owner = $1 AND state IN `+activeOps, owner, leaseUntil)
+	if err != nil {
+		return 0, fmt.Errorf("renew agent operation leases: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+func (q *queries) ReleaseAgentOperationLeases(ctx context.Context, owner string) error {
+	if _, err := q.q.ExecContext(ctx, `UPDATE agent_operations SET lease_until = 0 WHERE owner = $1 AND state IN `+activeOps, owner); err != nil {
+		return fmt.Errorf("release agent operation leases: %w", err)
+	}
+	return nil
+}
+
+// ClaimAgentOperation is one UPDATE whose WHERE re-checks the lease: on
+// PostgreSQL a second claimer waits for the first's row lock and then sees
+// the renewed lease_until; SQLite serializes writers.
+func (q *queries) ClaimAgentOperation(ctx context.Context, id, owner string, now, leaseUntil int64) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE agent_operations SET owner = $2, lease_until = $4
+ WHERE id = $1 AND state IN `+activeOps+` AND lease_until < $3`, id, owner, now, leaseUntil)
+	if err != nil {
+		return fmt.Errorf("claim agent operation: %w", err)
+	}
+	return affected1(res, "claim agent operation "+id, store.ErrConflict)
+}
+
+// ClaimAgentWorkspace takes over an existing claim only if its operation
+// is no longer active: ON CONFLICT DO UPDATE locks the conflicting row
+// first, so competing claimers are serialized on it.
+func (q *queries) ClaimAgentWorkspace(ctx context.Context, workspace, opID string, now int64) error {
+	res, err := q.q.ExecContext(ctx, `INSERT INTO agent_workspace_claims (workspace, operation_id, created_at) VALUES ($1, $2, $3)
+ON CONFLICT (workspace) DO UPDATE SET operation_id = excluded.operation_id, created_at = excluded.created_at
+ WHERE agent_workspace_claims.operation_id = excluded.operation_id OR NOT EXISTS (SELECT 1 FROM agent_operations o
+  WHERE o.id = agent_workspace_claims.operation_id AND o.state IN `+activeOps+`)`, workspace, opID, now)
+	if err != nil {
+		return fmt.Errorf("claim agent workspace: %w", err)
+	}
+	return affected1(res, "claim agent workspace", store.ErrConflict)
+}
+
+func (q *queries) ReleaseAgentWorkspace(ctx context.Context, workspace, opID string) error {
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM agent_workspace_claims WHERE workspace = $1 AND operation_id = $2`, workspace, opID); err != nil {
+		return fmt.Errorf("release agent workspace: %w", err)
+	}
+	return nil
+}
+
+func (q *queries) StartAgentPackageInstall(ctx context.Context, p store.AgentPackage) error {
+	res, err := q.q.ExecContext(ctx, `INSERT INTO agent_packages (`+agentPackageCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
+ON CONFLICT (package_id) DO UPDATE SET source = excluded.source, origin = excluded.origin, dir = excluded.dir, manifest = excluded.manifest,
+ version = excluded.version, state = excluded.state, broken = excluded.broken, reviewed_at = excluded.reviewed_at, updated_at = excluded.updated_at
+ WHERE agent_packages.state NOT IN ('installing', 'installed', 'broken')`,
+		p.PackageID, p.Source, p.Origin, p.Dir, string(p.Manifest), p.Version, p.State, p.Broken, p.ReviewedAt, p.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("start agent package install %s: %w", p.PackageID, err)
+	}
+	return affected1(res, "start agent package install "+p.PackageID, store.ErrConflict)
+}
+
+func (q *queries) MarkAgentPackageBroken(ctx context.Context, id string, updatedAt int64, why string, now int64) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE agent_packages SET state = 'broken', broken = $3, updated_at = $4
+ WHERE package_id = $1 AND state = 'installing' AND updated_at = $2`, id, updatedAt, why, now)
+	if err != nil {
+		return fmt.Errorf("mark agent package broken: %w", err)
+	}
+	return affected1(res, "mark agent package "+id+" broken", store.ErrConflict)
+}
+
+func (q *queries) RevokeAgentIdentity(ctx context.Context, identity string, now int64) error {
+	if _, err := q.q.ExecContext(ctx, `INSERT INTO agent_revocations (identity, revoked_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, identity, now); err != nil {
+		return fmt.Errorf("revoke agent identity: %w", err)
+	}
+	return nil
+}
+
+func (q *queries) AgentIdentityRevoked(ctx context.Context, identity string) (bool, error) {
+	var n int
+	if err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM agent_revocations WHERE identity = $1`, identity).Scan(&n); err != nil {
+		return false, fmt.Errorf("read agent revocation: %w", err)
+	}
+	return n > 0, nil
 }
 
 const agentCols = `id, name, package_id, engine, project_id, workspace, operation_id, created_at`
@@ -176,17 +263,28 @@ func (q *queries) GetAgentByOperation(ctx context.Context, operationID string) (
 	return a, nil
 }
 
-func (q *queries) ListAgents(ctx context.Context, packageID string, limit int) ([]store.AgentRecord, error) {
-	if limit <= 0 {
-		limit = -1
+func (q *queries) GetAgentByWorkspace(ctx context.Context, dir string) (store.AgentRecord, error) {
+	a, err := scanAgent(q.q.QueryRowContext(ctx, `SELECT `+agentCols+` FROM agents WHERE workspace = $1`, dir))
+	if err != nil {
+		return a, notFound(err, "get agent by workspace")
 	}
-	query := `SELECT ` + agentCols + ` FROM agents WHERE ($1 = '' OR package_id = $1) ORDER BY created_at, id`
-	args := []any{packageID}
-	if limit > 0 {
-		query += ` LIMIT $2`
-		args = append(args, limit)
+	return a, nil
+}
+
+// ListAgents is a keyset page: agents_created (created_at, id) serves the
+// whole list, agents_package (package_id, created_at) one package's.
+func (q *queries) ListAgents(ctx context.Context, p store.ListAgentsParams) ([]store.AgentRecord, error) {
+	if p.Limit <= 0 || p.Limit > store.MaxAgentPage {
+		p.Limit = store.MaxAgentPage
 	}
-	rows, err := q.q.QueryContext(ctx, query, args...)
+	where := `(created_at, id) > ($1, $2)`
+	args := []any{p.After.CreatedAt, p.After.ID}
+	if p.PackageID != "" {
+		where += ` AND package_id = $3`
+		args = append(args, p.PackageID)
+	}
+	args = append(args, p.Limit)
+	rows, err := q.q.QueryContext(ctx, `SELECT `+agentCols+` FROM agents WHERE `+where+fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d`, len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
