@@ -9,6 +9,36 @@ import (
 	"strings"
 )
 
+// hiddenDirs resolves hiddenFor's candidates (the owner's home, /root,
+// /home, Spec.Hide, the dirs holding TMPDIR and HOME) to the existing real
+// directories, before nested ones are folded into their parents.
+func (s *Sandbox) hiddenDirs(p plan) []string {
+	cands := []string{s.cfg.HostHome, "/root", "/home"}
+	cands = append(cands, p.hide...)
+	for _, d := range []string{p.tmp, p.home} {
+		parent := filepath.Dir(d)
+		if strings.HasPrefix(filepath.Base(parent), runDirPrefix) {
+			parent = filepath.Dir(parent)
+		}
+		cands = append(cands, parent)
+	}
+	var hidden []string
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil || real == "/" {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		hidden = append(hidden, real)
+	}
+	return hidden
+}
+
 // runDirPrefix names a run's directory under the run-dir base (RunDirs).
 const runDirPrefix = "aos-run-"
 
@@ -26,28 +56,7 @@ const runDirPrefix = "aos-run-"
 // writable roots are mounted back by args; protected covers still apply
 // inside exposed paths.
 func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
-	cands := []string{s.cfg.HostHome, "/root", "/home"}
-	cands = append(cands, p.hide...)
-	for _, d := range []string{p.tmp, p.home} {
-		parent := filepath.Dir(d)
-		if strings.HasPrefix(filepath.Base(parent), runDirPrefix) {
-			parent = filepath.Dir(parent)
-		}
-		cands = append(cands, parent)
-	}
-	for _, c := range cands {
-		if c == "" {
-			continue
-		}
-		real, err := filepath.EvalSymlinks(c)
-		if err != nil || real == "/" {
-			continue
-		}
-		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-			continue
-		}
-		hidden = append(hidden, real)
-	}
+	hidden = s.hiddenDirs(p)
 	if p.privateTmp {
 		// A private /tmp is empty, as a hidden dir, but stays writable:
 		// what is exposed under it is mounted back all the same.

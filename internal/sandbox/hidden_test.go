@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,5 +105,45 @@ func TestOtherRunDirsHidden(t *testing.T) {
 		if want := "ls=" + filepath.Base(c.run.Root) + "\n"; !strings.Contains(s, want) {
 			t.Errorf("%s: listing of the run-dir base: want %q in %s", c.run.Root, want, s)
 		}
+	}
+}
+
+// TestHiddenDirInsideWorkspaceRefused: a workspace that contains the
+// run-dir base (where other runs' HOME and TMPDIR live) is refused with a
+// SpecError before bwrap starts, and nothing runs; a workspace beside the
+// base is the positive control.
+func TestHiddenDirInsideWorkspaceRefused(t *testing.T) {
+	t.Parallel()
+	root := realTemp(t)
+	base := filepath.Join(root, "runs")
+	if err := os.Mkdir(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := sandbox.RunDirs(base, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(root, "ws")
+	if err := os.Mkdir(beside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb := newSandbox(t, sandbox.Config{})
+	for _, c := range []struct {
+		name, workspace string
+		refused         bool
+	}{{"contains the run-dir base", root, true}, {"beside it", beside, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := sb.Run(t.Context(), sandbox.Spec{Argv: []string{"/bin/sh", "-c", "echo ok"}, Workspace: c.workspace, TmpDir: runs.TmpDir, Home: runs.Home})
+			var se *sandbox.SpecError
+			if got := errors.As(err, &se); got != c.refused {
+				t.Fatalf("refused = %v (err %v, output %q), want %v", got, err, out.Output, c.refused)
+			}
+			if c.refused && !strings.Contains(se.Reason, "hidden path "+base) {
+				t.Errorf("reason %q does not name the hidden path %s", se.Reason, base)
+			}
+			if !c.refused && !strings.Contains(string(out.Output), "ok") {
+				t.Errorf("positive control: output %q", out.Output)
+			}
+		})
 	}
 }

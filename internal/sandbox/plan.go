@@ -129,6 +129,18 @@ func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
 			}
 		}
 	}
+	for _, h := range s.hiddenDirs(p) {
+		for _, root := range []string{p.workspace, p.tmp, p.home} {
+			// A hidden dir (other runs' dirs, the owner's home) strictly
+			// inside a writable root would be mounted back by the root's
+			// bind, which comes after the hiding: refused, like a
+			// protected path there. Checked before nested hidden dirs are
+			// folded into a parent that may contain the root.
+			if h != root && within(root, h) {
+				return fail(&SpecError{Field: "workspace", Reason: fmt.Sprintf("hidden path %s lies inside writable root %s", h, root)})
+			}
+		}
+	}
 	p.hidden, p.exposed = s.hiddenFor(p)
 	if err := s.wrapLimits(&p); err != nil {
 		return fail(err)
