@@ -97,7 +97,10 @@ func TestGuardCancelsOnLostToken(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := mustStore(t, t.TempDir())
-	const d = 300 * time.Millisecond
+	// Long enough that a renewal delayed by a loaded machine (each one
+	// writes and fsyncs the state file) is still in time: at 300 ms the
+	// guard's context ended while renewing, once, under load.
+	const d = 2 * time.Second
 	l, err := ClaimDevice(ctx, s, Claim{Owner: "aos up", PID: os.Getpid(), Duration: d, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
