@@ -19,6 +19,7 @@ import (
 	"github.com/aos-run/aos/internal/sandbox"
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
+	"github.com/aos-run/aos/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
@@ -34,39 +35,19 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv("AOS_TEST_CHILD"); role != "" {
 		os.Exit(runChild(role))
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+		goleak.Cleanup(func(code int) { engine.Remove(); os.Exit(code) }))
 }
 
-var (
-	engineOnce sync.Once
-	enginePath string
-	engineErr  error
-)
+// engine is testdata/testengine, built once per test binary and removed
+// when the tests end.
+var engine = testbin.New("./testdata/testengine", "testengine", "aos-testengine-")
 
 // testEngine builds testdata/testengine once per test binary.
 func testEngine(t testing.TB) string {
 	t.Helper()
-	engineOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aos-testengine-")
-		if err != nil {
-			engineErr = err
-			return
-		}
-		enginePath = filepath.Join(dir, "testengine")
-		out, err := exec.Command("go", "build", "-o", enginePath, "./testdata/testengine").CombinedOutput()
-		if err != nil {
-			engineErr = &buildErr{string(out)}
-		}
-	})
-	if engineErr != nil {
-		t.Fatal(engineErr)
-	}
-	return enginePath
+	return engine.Path(t)
 }
-
-type buildErr struct{ out string }
-
-func (e *buildErr) Error() string { return "build test engine: " + e.out }
 
 // env is one backend test: a database, a kernel, a real sandbox, a real
 // repository with the mission's linked worktree.

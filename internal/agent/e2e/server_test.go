@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,42 +22,24 @@ import (
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
 	"github.com/aos-run/aos/internal/store/storeopen"
 	"github.com/aos-run/aos/internal/store/storetest"
+	"github.com/aos-run/aos/internal/testbin"
 )
 
-var (
-	buildOnce sync.Once
-	aosBin    string
-	buildErr  error
-)
+// aos is the binary the tests run, built once per test process.
+var aos = testbin.New("github.com/aos-run/aos/cmd/aos", "aos", "aos-agent-e2e-")
 
 // TestMain removes the binary the tests built (78 MB under TMPDIR each
 // run otherwise).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if aosBin != "" {
-		_ = os.RemoveAll(filepath.Dir(aosBin))
-	}
+	aos.Remove()
 	os.Exit(code)
 }
 
 // binary builds the aos binary once per test process.
 func binary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aos-agent-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		aosBin = filepath.Join(dir, "aos")
-		if out, err := exec.Command("go", "build", "-o", aosBin, "github.com/aos-run/aos/cmd/aos").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return aosBin
+	return aos.Path(t)
 }
 
 type machine struct {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
+	"github.com/aos-run/aos/internal/testbin"
 	"github.com/aos-run/aos/internal/wire"
 )
 
@@ -40,40 +41,21 @@ turns:
 
 const canary = "sk-ant-device-e2e-canary"
 
-var (
-	buildOnce sync.Once
-	aosBin    string
-	buildErr  error
-)
+// aos is the binary the tests run, built once per test process.
+var aos = testbin.New("github.com/aos-run/aos/cmd/aos", "aos", "aos-device-e2e-")
 
 // TestMain removes the binary the tests built (78 MB under TMPDIR each
 // run otherwise).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if aosBin != "" {
-		_ = os.RemoveAll(filepath.Dir(aosBin))
-	}
+	aos.Remove()
 	os.Exit(code)
 }
 
 // binary builds the aos binary once per test process.
 func binary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "aos-device-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		aosBin = filepath.Join(dir, "aos")
-		if out, err := exec.Command("go", "build", "-o", aosBin, "github.com/aos-run/aos/cmd/aos").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return aosBin
+	return aos.Path(t)
 }
 
 // machine is one aos installation: a data dir, a server and a worker.
