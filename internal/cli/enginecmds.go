@@ -119,7 +119,7 @@ func engineLine(kind string, m map[string]json.RawMessage) string {
 	case "engine.finished":
 		var sp backend.Spend
 		_ = json.Unmarshal(m["spend"], &sp)
-		return fmt.Sprintf("  ◀ engine %s: %s (%d model calls, $%.4f)", termtext.Line(str(m, "status")), oneLine(termtext.Line(str(m, "summary")), 200), sp.Calls, sp.USD)
+		return fmt.Sprintf("  ◀ engine %s: %s (%d model calls, $%.4f)", termtext.Line(str(m, "status")), oneLine(str(m, "summary"), 200), sp.Calls, sp.USD)
 	case "verify.command":
 		var v backend.VerifyResult
 		_ = json.Unmarshal(mustJSON(m), &v)
@@ -127,16 +127,16 @@ func engineLine(kind string, m map[string]json.RawMessage) string {
 		if v.Ran {
 			what = fmt.Sprintf("exit %d", v.ExitCode)
 		}
-		return fmt.Sprintf("  ✓? %s — %s", oneLine(termtext.Line(strings.Join(v.Argv, " ")), 120), termtext.Line(what))
+		return fmt.Sprintf("  ✓? %s — %s", oneLine(strings.Join(v.Argv, " "), 120), termtext.Line(what))
 	case "verify.refused":
-		return "  ✗ refused: " + oneLine(termtext.Line(str(m, "reason")), 300)
+		return "  ✗ refused: " + oneLine(str(m, "reason"), 300)
 	case "engine.event":
 		// An engine's own event, live (docs/ENGINES.md): its tool calls,
 		// file changes and text.
 		eng := termtext.Line(str(m, "engine"))
 		switch str(m, "type") {
 		case "tool_call":
-			line := fmt.Sprintf("  → %s %s %s", eng, termtext.Line(str(m, "tool")), oneLine(termtext.Line(str(m, "input")), 160))
+			line := fmt.Sprintf("  → %s %s %s", eng, termtext.Line(str(m, "tool")), oneLine(str(m, "input"), 160))
 			var code *int
 			if json.Unmarshal(m["exitCode"], &code) == nil && code != nil {
 				line += fmt.Sprintf(" (exit %d)", *code)
@@ -145,13 +145,13 @@ func engineLine(kind string, m map[string]json.RawMessage) string {
 		case "file_change":
 			var changes []string
 			_ = json.Unmarshal(m["changes"], &changes)
-			return fmt.Sprintf("  ✎ %s %s", eng, oneLine(termtext.Line(strings.Join(changes, ", ")), 200))
+			return fmt.Sprintf("  ✎ %s %s", eng, oneLine(strings.Join(changes, ", "), 200))
 		case "tool_summary":
 			var tools []string
 			_ = json.Unmarshal(m["tools"], &tools)
-			return fmt.Sprintf("  ⚙ %s made %s: %s", eng, plural(int(num(m, "calls")), "tool call", "tool calls"), oneLine(termtext.Line(strings.Join(tools, ", ")), 200))
+			return fmt.Sprintf("  ⚙ %s made %s: %s", eng, plural(int(num(m, "calls")), "tool call", "tool calls"), oneLine(strings.Join(tools, ", "), 200))
 		case "text":
-			return fmt.Sprintf("  %s: %s", eng, oneLine(termtext.Line(str(m, "text")), 200))
+			return fmt.Sprintf("  %s: %s", eng, oneLine(str(m, "text"), 200))
 		}
 		return ""
 	case "engine.model_call":

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"github.com/aos-run/aos/internal/agent"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aos-run/aos/internal/agent"
 	"github.com/aos-run/aos/internal/api"
 	"github.com/aos-run/aos/internal/auth"
 	"github.com/aos-run/aos/internal/config"
