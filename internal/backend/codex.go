@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -33,17 +32,13 @@ var codexVersions = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 const CodexSupported = "codex-cli 0.160–0.179"
 
 func prepareCodex(l *launch, path, model string) error {
-	home := filepath.Join(l.Dirs.Home, ".codex")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fmt.Errorf("backend: codex home: %w", err)
-	}
 	base := l.Request.ModelBaseURL
 	if base == "" {
 		base = "http://127.0.0.1:1" // no proxy: calls fail at once
 	}
 	cfg := "model_provider = \"aos\"\n\n[model_providers.aos]\nname = \"aos\"\nbase_url = " + strconv.Quote(base+"/v1") +
 		"\nenv_key = \"AOS_MODEL_TOKEN\"\nwire_api = \"responses\"\n"
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+	if err := writeBeneath(l.Dirs.Home, filepath.Join(".codex", "config.toml"), []byte(cfg)); err != nil {
 		return fmt.Errorf("backend: codex config: %w", err)
 	}
 	l.Argv = []string{path, "exec", "--json", "--skip-git-repo-check", "--sandbox", "danger-full-access"}
@@ -51,7 +46,7 @@ func prepareCodex(l *launch, path, model string) error {
 		l.Argv = append(l.Argv, "-m", model)
 	}
 	l.Argv = append(l.Argv, claudePrompt(l.Request))
-	l.Env = append(l.Env, "CODEX_HOME="+home)
+	l.Env = append(l.Env, "CODEX_HOME="+filepath.Join(l.Dirs.Home, ".codex"))
 	l.Stdin, l.Parse, l.MaxOut = "/dev/null", codexResult, 64<<20
 	return nil
 }

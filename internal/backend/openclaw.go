@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -71,10 +70,10 @@ func prepareOpenClaw(l *launch, path, model string) error {
 	}
 	conf := filepath.Join(l.Dirs.Home, "aos-openclaw.json")
 	prompt := filepath.Join(l.Dirs.Home, "aos-openclaw-prompt.txt")
-	if err := os.WriteFile(conf, b, 0o600); err != nil {
+	if err := writeBeneath(l.Dirs.Home, filepath.Base(conf), b); err != nil {
 		return fmt.Errorf("backend: openclaw config: %w", err)
 	}
-	if err := os.WriteFile(prompt, []byte(claudePrompt(l.Request)), 0o600); err != nil {
+	if err := writeBeneath(l.Dirs.Home, filepath.Base(prompt), []byte(claudePrompt(l.Request))); err != nil {
 		return fmt.Errorf("backend: openclaw prompt: %w", err)
 	}
 	secs := int64(l.Timeout.Seconds())
