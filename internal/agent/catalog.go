@@ -43,9 +43,16 @@ func officialPackages() (map[string]pkgSource, error) {
 	return out, nil
 }
 
-// loadPackage reads and checks a package tree: its manifest, the files it
-// names, and its tree hash (the version recorded on install).
+// loadPackage reads and checks a package tree: its tree hash (the version
+// recorded on install) first, which refuses links, devices and oversize
+// trees before anything is read by name (os.DirFS follows a link, so a
+// cloned package's manifest linked to a host file would be read), then
+// its manifest and the files it names.
 func loadPackage(fsys fs.FS) (pkgSource, error) {
+	h, err := treeHash(fsys)
+	if err != nil {
+		return pkgSource{}, fmt.Errorf("package tree: %w", err)
+	}
 	b, err := fs.ReadFile(fsys, ManifestFile)
 	if err != nil {
 		return pkgSource{}, fmt.Errorf("read %s: %w", ManifestFile, err)
@@ -66,10 +73,6 @@ func loadPackage(fsys fs.FS) (pkgSource, error) {
 		if fi, err := fs.Stat(fsys, m.Template); err != nil || !fi.IsDir() {
 			return pkgSource{}, fmt.Errorf("manifest names template %s, which is not a directory in the package", m.Template)
 		}
-	}
-	h, err := treeHash(fsys)
-	if err != nil {
-		return pkgSource{}, fmt.Errorf("package tree: %w", err)
 	}
 	return pkgSource{m: m, fsys: fsys, version: m.Version + "+" + h}, nil
 }

@@ -42,8 +42,9 @@ func TestParseManifestStrict(t *testing.T) {
 	}
 }
 
-// TestAddPackageRefusals: a package tree with a symbolic link, or an
-// official package's id, is refused; adding runs no script.
+// TestAddPackageRefusals: a package tree with a symbolic link (also as its
+// manifest, which is not read), or an official package's id, is refused;
+// adding runs no script.
 func TestAddPackageRefusals(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
@@ -72,6 +73,18 @@ func TestAddPackageRefusals(t *testing.T) {
 		write(t, filepath.Join(dir, "aos-package.json"), strings.Replace(goodManifest, `"x/y"`, `"aos/go-service"`, 1))
 		if _, err := b.svc.AddPackage(ctx, dir); code(err) != agent.CodeInvalidRequest {
 			t.Fatalf("official id: %v", err)
+		}
+		// The manifest itself a link to a host file: refused as a link,
+		// before the host file is read (its field names would show in the
+		// parse error).
+		host := filepath.Join(t.TempDir(), "host.json")
+		write(t, host, `{"HOST-FILE-CANARY": 1}`)
+		linked := t.TempDir()
+		if err := os.Symlink(host, filepath.Join(linked, "aos-package.json")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.AddPackage(ctx, linked); code(err) != agent.CodeInvalidRequest || strings.Contains(err.Error(), "HOST-FILE-CANARY") {
+			t.Fatalf("manifest linked to a host file: %v", err)
 		}
 	})
 }
