@@ -265,7 +265,7 @@ func (s *Service) AddPackage(ctx context.Context, source string) (Package, error
 		}
 		res, err := gitx.Run(ctx, gitx.Cmd{Env: s.opts.GitEnv, Timeout: 5 * time.Minute, Args: append(pin, "clone", "-q", "--depth", "1", "--", source, tree)})
 		if err != nil || res.Code != 0 {
-			return Package{}, &Error{Code: CodeCloneFailed, Message: "git clone failed: " + firstLine(res.Combined), Err: err}
+			return Package{}, &Error{Code: CodeCloneFailed, Message: "git clone failed: " + gitx.FirstLine(res.Combined), Err: err}
 		}
 		if err := os.RemoveAll(filepath.Join(tree, ".git")); err != nil {
 			return Package{}, fmt.Errorf("agent: add package: %w", err)
@@ -333,15 +333,4 @@ func (s *Service) ReviewPackage(ctx context.Context, id string) (Package, error)
 		return Package{}, storageErr("record the review", err)
 	}
 	return s.view(p), nil
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }

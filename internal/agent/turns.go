@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aos-run/aos/internal/gitx"
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/store"
 )
@@ -25,7 +26,7 @@ const ReceiptPending = "pending"
 // missionTitle names the receipt in the mission's title, which is how a
 // pending receipt finds its mission after a restart.
 func missionTitle(receiptID, text string) string {
-	t := "[" + receiptID + "] " + firstLine(text)
+	t := "[" + receiptID + "] " + gitx.FirstLine(text)
 	for len(t) > 200 {
 		_, n := utf8.DecodeLastRuneInString(t)
 		t = t[:len(t)-n]

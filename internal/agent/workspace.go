@@ -218,11 +218,11 @@ func (s *Service) materialize(ctx context.Context, p pkgInfo, dir string) error 
 	}
 	env := []string{"GIT_AUTHOR_NAME=Agent OS", "GIT_AUTHOR_EMAIL=aos@aos.invalid", "GIT_COMMITTER_NAME=Agent OS", "GIT_COMMITTER_EMAIL=aos@aos.invalid"}
 	if res, err := gitx.Run(ctx, gitx.Cmd{Dir: dir, Args: []string{"add", "-A"}, Timeout: time.Minute}); err != nil || res.Code != 0 {
-		return errors.New("git add: " + firstLine(res.Combined))
+		return errors.New("git add: " + gitx.FirstLine(res.Combined))
 	}
 	res, err := gitx.Run(ctx, gitx.Cmd{Dir: dir, Env: env, Args: []string{"commit", "-q", "--allow-empty", "-m", "Workspace from package " + m.PackageID}, Timeout: time.Minute})
 	if err != nil || res.Code != 0 {
-		return errors.New("git commit: " + firstLine(res.Combined))
+		return errors.New("git commit: " + gitx.FirstLine(res.Combined))
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func OpenLinked(ctx context.Context, workTree, gitDir string) (*Linked, error) {
 		return nil, fmt.Errorf("gitx: read the config of worktree %s: %w", wt, err)
 	}
 	if res.Code != 0 {
-		return nil, refuse(CodeUnsafeConfig, "cannot read the git config of worktree %s: %s", wt, firstLine(res.Combined))
+		return nil, refuse(CodeUnsafeConfig, "cannot read the git config of worktree %s: %s", wt, FirstLine(res.Combined))
 	}
 	if bad := unsafeConfig(res.Stdout); len(bad) > 0 {
 		return nil, refuse(CodeUnsafeConfig,

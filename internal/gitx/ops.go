@@ -45,7 +45,7 @@ func (r *Repo) NestedRepos(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if res.Code != 0 {
-		return nil, fmt.Errorf("gitx: list the index: %s", firstLine(res.Combined))
+		return nil, fmt.Errorf("gitx: list the index: %s", FirstLine(res.Combined))
 	}
 	for _, e := range strings.Split(res.Stdout, "\x00") {
 		if meta, path, ok := strings.Cut(e, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
@@ -57,7 +57,7 @@ func (r *Repo) NestedRepos(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if res.Code != 0 {
-		return nil, fmt.Errorf("gitx: list untracked files: %s", firstLine(res.Combined))
+		return nil, fmt.Errorf("gitx: list untracked files: %s", FirstLine(res.Combined))
 	}
 	for _, e := range strings.Split(res.Stdout, "\x00") {
 		p, ok := strings.CutPrefix(e, "?? ")

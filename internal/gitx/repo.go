@@ -38,7 +38,7 @@ func openChecked(ctx context.Context, top string) (*Repo, error) {
 		return nil, fmt.Errorf("gitx: read the config of %s: %w", top, err)
 	}
 	if res.Code != 0 {
-		return nil, refuse(CodeUnsafeConfig, "cannot read the git config of %s: %s", top, firstLine(res.Combined))
+		return nil, refuse(CodeUnsafeConfig, "cannot read the git config of %s: %s", top, FirstLine(res.Combined))
 	}
 	if bad := unsafeConfig(res.Stdout); len(bad) > 0 {
 		return nil, refuse(CodeUnsafeConfig,
@@ -88,7 +88,7 @@ func CheckProject(ctx context.Context, dir string) (string, error) {
 	}
 	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
 	if res.Code != 0 || len(lines) != 3 || lines[0] != "false" {
-		return "", refuse(CodeNotProject, "project %s: .git is not a valid repository of a work tree: %s", abs, firstLine(res.Combined))
+		return "", refuse(CodeNotProject, "project %s: .git is not a valid repository of a work tree: %s", abs, FirstLine(res.Combined))
 	}
 	if lines[1] != abs || lines[2] != filepath.Join(abs, ".git") {
 		return "", refuse(CodeNotProject, "project %s is not the top level of its git work tree", abs)
@@ -166,7 +166,10 @@ func printable(s string) string {
 	}, s)
 }
 
-func firstLine(s string) string {
+// FirstLine is the first line of git's (or another program's) output, at
+// most 200 bytes, with control characters shown as '?': fit for an error
+// message that may reach a terminal or a device.
+func FirstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	if len(l) > 200 {
 		l = l[:200]

@@ -92,7 +92,7 @@ func CheckLinkedWorktree(ctx context.Context, dir string) (top, main string, err
 	}
 	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
 	if res.Code != 0 || len(lines) != 4 || lines[0] != "false" || lines[1] != abs || lines[2] != gitdir || lines[3] != filepath.Join(main, ".git") {
-		return notWT("git does not see it as a linked worktree of " + main + ": " + firstLine(res.Combined))
+		return notWT("git does not see it as a linked worktree of " + main + ": " + FirstLine(res.Combined))
 	}
 	return abs, main, nil
 }
@@ -158,7 +158,7 @@ func (r *Repo) Snapshot(ctx context.Context, tmpDir string) (commit string, dirt
 			return "", fmt.Errorf("gitx: snapshot: %w", err)
 		}
 		if res.Code != 0 {
-			return "", fmt.Errorf("gitx: snapshot: git %s: %s", args[0], firstLine(res.Combined))
+			return "", fmt.Errorf("gitx: snapshot: git %s: %s", args[0], FirstLine(res.Combined))
 		}
 		return strings.TrimSpace(res.Stdout), nil
 	}
@@ -201,7 +201,7 @@ func (r *Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 		return nil, err
 	}
 	if res.Code != 0 {
-		return nil, fmt.Errorf("gitx: list worktrees: %s", firstLine(res.Combined))
+		return nil, fmt.Errorf("gitx: list worktrees: %s", FirstLine(res.Combined))
 	}
 	var out []Worktree
 	var cur *Worktree
@@ -267,7 +267,7 @@ func (r *Repo) AddWorktree(ctx context.Context, path, branch, base string) error
 		return fmt.Errorf("gitx: add worktree %s: %w", path, err)
 	}
 	if res.Code != 0 {
-		return fmt.Errorf("gitx: add worktree %s: %s", path, firstLine(res.Combined))
+		return fmt.Errorf("gitx: add worktree %s: %s", path, FirstLine(res.Combined))
 	}
 	return nil
 }
@@ -288,7 +288,7 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 		}
 		if res.Code != 0 {
 			if _, statErr := os.Lstat(path); !errors.Is(statErr, fs.ErrNotExist) {
-				return fmt.Errorf("gitx: remove worktree %s: %s", path, firstLine(res.Combined))
+				return fmt.Errorf("gitx: remove worktree %s: %s", path, FirstLine(res.Combined))
 			}
 		}
 	}
@@ -306,7 +306,7 @@ func (r *Repo) PruneWorktrees(ctx context.Context) error {
 		return err
 	}
 	if res.Code != 0 {
-		return fmt.Errorf("gitx: prune worktrees: %s", firstLine(res.Combined))
+		return fmt.Errorf("gitx: prune worktrees: %s", FirstLine(res.Combined))
 	}
 	return nil
 }
