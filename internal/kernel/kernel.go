@@ -112,7 +112,6 @@ func (k *Kernel) workBellChan() <-chan struct{} {
 	return k.workBell
 }
 
-// newID returns a random UUID v4.
 // validUUID reports whether s is a UUID as newID writes them.
 func validUUID(s string) bool {
 	if len(s) != 36 {
@@ -133,6 +132,7 @@ func validUUID(s string) bool {
 	return true
 }
 
+// newID returns a random UUID v4.
 func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
