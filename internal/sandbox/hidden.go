@@ -55,8 +55,9 @@ const runDirPrefix = "aos-run-"
 // hidden dir (the probe runs aos, which may live in ~/go/bin). The
 // writable roots are mounted back by args; protected covers still apply
 // inside exposed paths.
-func (s *Sandbox) hiddenFor(p plan) (hidden, exposed []string) {
-	hidden = s.hiddenDirs(p)
+// dirs is hiddenDirs(p), which plan has already checked.
+func (s *Sandbox) hiddenFor(p plan, dirs []string) (hidden, exposed []string) {
+	hidden = slices.Clone(dirs)
 	if p.privateTmp {
 		// A private /tmp is empty, as a hidden dir, but stays writable:
 		// what is exposed under it is mounted back all the same.

@@ -129,7 +129,8 @@ func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
 			}
 		}
 	}
-	for _, h := range s.hiddenDirs(p) {
+	dirs := s.hiddenDirs(p)
+	for _, h := range dirs {
 		for _, root := range []string{p.workspace, p.tmp, p.home} {
 			// A hidden dir (other runs' dirs, the owner's home) strictly
 			// inside a writable root would be mounted back by the root's
@@ -141,7 +142,7 @@ func (s *Sandbox) plan(spec Spec) (plan, func(), error) {
 			}
 		}
 	}
-	p.hidden, p.exposed = s.hiddenFor(p)
+	p.hidden, p.exposed = s.hiddenFor(p, dirs)
 	if err := s.wrapLimits(&p); err != nil {
 		return fail(err)
 	}
