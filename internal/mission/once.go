@@ -47,5 +47,14 @@ func (s *Service) CreateMissionOnce(ctx context.Context, actor Actor, key string
 		return Mission{}, false, err
 	}
 	m, err = s.CreateMission(context.WithValue(ctx, missionIDKey{}, id), actor, req)
-	return m, false, err
+	if err != nil {
+		// A concurrent repeat of the same key, or a retried insert whose
+		// first commit landed, made the mission meanwhile: the insert of
+		// its id failed, and the mission is the command's outcome.
+		if made, gerr := s.GetMission(ctx, id); gerr == nil {
+			return made, true, nil
+		}
+		return Mission{}, false, err
+	}
+	return m, false, nil
 }

@@ -59,6 +59,35 @@ func TestCreateMissionOnce(t *testing.T) {
 			if want := []string{"t mission.create " + m2.ID, "t mission.create " + m1.ID}; err != nil || !slices.Equal(got, want) {
 				t.Errorf("audit records %q (%v), want %q", got, err, want)
 			}
+
+			// Concurrent repeats of a new key: one creation, the others
+			// replay it, none fails.
+			const n = 6
+			type res struct {
+				id       string
+				replayed bool
+				err      error
+			}
+			out := make(chan res, n)
+			for range n {
+				go func() {
+					m, replayed, err := svc.CreateMissionOnce(ctx, "t", "k3", req)
+					out <- res{m.ID, replayed, err}
+				}()
+			}
+			made := 0
+			for range n {
+				r := <-out
+				if r.err != nil || r.id != mission.KeyedMissionID("k3") {
+					t.Errorf("concurrent repeat: %q %v", r.id, r.err)
+				}
+				if !r.replayed {
+					made++
+				}
+			}
+			if made != 1 {
+				t.Errorf("%d calls report creating the mission, want 1", made)
+			}
 		})
 	}
 }
