@@ -17,10 +17,6 @@ var _ store.Pruner = (*DB)(nil)
 // 0009/0010) and an EXISTS probe per mission, so a mission already pruned
 // costs one index probe, not a scan.
 func (db *DB) PruneHistory(ctx context.Context, p store.PruneParams) (store.PruneResult, error) {
-	return db.pruneHistory(ctx, p, db.Tx)
-}
-
-func (db *DB) pruneHistory(ctx context.Context, p store.PruneParams, tx func(context.Context, func(store.Queries) error) error) (store.PruneResult, error) {
 	var res store.PruneResult
 	if p.Limit <= 0 {
 		p.Limit = 100
@@ -71,7 +67,7 @@ func (db *DB) pruneHistory(ctx context.Context, p store.PruneParams, tx func(con
 		cands = cands[:p.Limit]
 	}
 	for _, c := range cands {
-		err := tx(ctx, func(q store.Queries) error {
+		err := db.Tx(ctx, func(q store.Queries) error {
 			qq := q.(*queries)
 			if c.events {
 				n, err := qq.pruneEvents(ctx, c.id, p.Now)
