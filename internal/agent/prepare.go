@@ -159,6 +159,9 @@ func (s *Service) Operation(ctx context.Context, identity, operationID string) (
 		if s.recheck(ctx, op.AgentID, op.ID) == nil && s.launchCheck(ctx, op.AgentID) == nil {
 			op.State, op.Phase, op.ErrorCode, op.ErrorMessage, op.Guidance, op.UpdatedAt = StateReady, PhaseComplete, "", "", "", s.now()
 			s.save(ctx, op)
+			s.mu.Lock()
+			delete(s.engineChecks, op.ID) // ready: polling no longer re-checks it
+			s.mu.Unlock()
 		}
 	}
 	return s.opView(op), nil
