@@ -67,6 +67,24 @@ func TestAddPackageRefusals(t *testing.T) {
 		if err != nil || p.InstallAllowed || p.Installed || p.Verified {
 			t.Fatalf("add = %s, %v", js(p), err)
 		}
+		// A .git in the source is not part of the package: same version.
+		if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+		before, err := b.db.Store.GetAgentPackage(ctx, "x/y")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.svc.AddPackage(ctx, dir); err != nil {
+			t.Fatalf("add with .git: %v", err)
+		}
+		if after, err := b.db.Store.GetAgentPackage(ctx, "x/y"); err != nil || after.Version != before.Version {
+			t.Fatalf("version with .git %q (%v), without %q", after.Version, err, before.Version)
+		}
+		if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := os.Stat(mark); err == nil {
 			t.Fatal("adding a package ran its setup")
 		}

@@ -267,9 +267,6 @@ func (s *Service) AddPackage(ctx context.Context, source string) (Package, error
 		if err != nil || res.Code != 0 {
 			return Package{}, &Error{Code: CodeCloneFailed, Message: "git clone failed: " + gitx.FirstLine(res.Combined), Err: err}
 		}
-		if err := os.RemoveAll(filepath.Join(tree, ".git")); err != nil {
-			return Package{}, fmt.Errorf("agent: add package: %w", err)
-		}
 	} else {
 		abs, err := filepath.Abs(source)
 		if err == nil {
@@ -282,6 +279,11 @@ func (s *Service) AddPackage(ctx context.Context, source string) (Package, error
 			return Package{}, errf(CodeInvalidRequest, "copy package: "+err.Error())
 		}
 		source = abs
+	}
+	// A package is its files, not a repository's history: the version
+	// (tree hash) and the size limits must not depend on .git.
+	if err := os.RemoveAll(filepath.Join(tree, ".git")); err != nil {
+		return Package{}, fmt.Errorf("agent: add package: %w", err)
 	}
 	src, err := loadPackage(os.DirFS(tree))
 	if err != nil {
