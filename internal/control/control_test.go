@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/control"
 	"github.com/aos-run/aos/internal/hoststate"
@@ -74,13 +75,26 @@ func asNobody(t *testing.T, socket string) string {
 		t.Fatal(err)
 	}
 	dst.Close()
-	cmd := exec.Command("runuser", "-u", "nobody", "--", bin, "-test.run=^$")
-	cmd.Env = []string{"AOS_TEST_CHILD=peer", "AOS_TEST_SOCKET=" + socket, "PATH=" + os.Getenv("PATH")}
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("peer child: %v\n%s", err, out)
+	// A child forked by a parallel test between our open and close of
+	// the copy holds it open for writing until that child's exec, and
+	// exec of the copy then fails with ETXTBSY (golang.org/issue/22315):
+	// runuser says so and exits 1. That window is bounded by the other
+	// child's exec, so the run is retried on exactly that error.
+	for attempt := 0; ; attempt++ {
+		cmd := exec.Command("runuser", "-u", "nobody", "--", bin, "-test.run=^$")
+		cmd.Env = []string{"AOS_TEST_CHILD=peer", "AOS_TEST_SOCKET=" + socket, "PATH=" + os.Getenv("PATH")}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil && strings.Contains(stderr.String(), "Text file busy") && attempt < 50 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("peer child: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+		}
+		return string(out)
 	}
-	return string(out)
 }
 
 // TestOtherUserRefused: a peer of another uid cannot reach the socket
