@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/aos-run/aos/internal/store"
@@ -42,25 +43,41 @@ func (s *Service) agentView(ctx context.Context, a store.AgentRecord) Agent {
 	return v
 }
 
-// ListAgents returns every agent, oldest first, read a keyset page at a
-// time (store.MaxAgentPage).
-func (s *Service) ListAgents(ctx context.Context) ([]Agent, error) {
-	out := []Agent{}
-	var after store.AgentCursor
-	for {
-		as, err := s.st.ListAgents(ctx, store.ListAgentsParams{After: after, Limit: store.MaxAgentPage})
-		if err != nil {
-			return nil, storageErr("list agents", err)
-		}
-		for _, a := range as {
-			out = append(out, s.agentView(ctx, a))
-		}
-		if len(as) < store.MaxAgentPage {
-			return out, nil
-		}
-		last := as[len(as)-1]
-		after = store.AgentCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+// DefaultAgentPage is how many agents ListAgents returns when the
+// request names no limit.
+const DefaultAgentPage = 100
+
+// ListAgents returns a page of agents, oldest first: at most limit
+// (1..store.MaxAgentPage; 0 is DefaultAgentPage), after the agent whose id
+// is after ("" from the first). A page shorter than its limit is the last.
+// An unknown after, or a limit out of range, is INVALID_REQUEST.
+func (s *Service) ListAgents(ctx context.Context, after string, limit int) ([]Agent, error) {
+	if limit == 0 {
+		limit = DefaultAgentPage
 	}
+	if limit < 1 || limit > store.MaxAgentPage {
+		return nil, errf(CodeInvalidRequest, fmt.Sprintf("limit must be 1..%d", store.MaxAgentPage))
+	}
+	var cur store.AgentCursor
+	if after != "" {
+		a, err := s.st.GetAgent(ctx, after)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errf(CodeInvalidRequest, "after: no agent "+after)
+		}
+		if err != nil {
+			return nil, storageErr("read the page's start", err)
+		}
+		cur = store.AgentCursor{CreatedAt: a.CreatedAt, ID: a.ID}
+	}
+	as, err := s.st.ListAgents(ctx, store.ListAgentsParams{After: cur, Limit: limit})
+	if err != nil {
+		return nil, storageErr("list agents", err)
+	}
+	out := make([]Agent, 0, len(as))
+	for _, a := range as {
+		out = append(out, s.agentView(ctx, a))
+	}
+	return out, nil
 }
 
 // GetAgent returns one agent.

@@ -149,7 +149,7 @@ func TestEngineActionRequired(t *testing.T) {
 		if o.State != agent.StateNeedsUserAction || o.Error.Code != agent.CodeEngineActionRequired || o.AgentID == nil || o.Phase != agent.PhaseLaunch {
 			t.Fatalf("no model: %s", js(o))
 		}
-		ag, _ := b.svc.ListAgents(context.Background())
+		ag, _ := b.svc.ListAgents(context.Background(), "", 0)
 		if len(ag) != 1 || ag[0].Runtime == agent.RuntimeReady {
 			t.Fatalf("agents = %s", js(ag))
 		}
@@ -165,7 +165,7 @@ func TestEngineActionRequired(t *testing.T) {
 		if *o2.AgentID != *o.AgentID {
 			t.Fatalf("after the engine is usable: %s", js(o2))
 		}
-		if ag, _ := b.svc.ListAgents(context.Background()); len(ag) != 1 || ag[0].Runtime != agent.RuntimeReady {
+		if ag, _ := b.svc.ListAgents(context.Background(), "", 0); len(ag) != 1 || ag[0].Runtime != agent.RuntimeReady {
 			t.Fatalf("agents after = %s", js(ag))
 		}
 	})

@@ -89,7 +89,7 @@ func TestWorkspaceAcrossServers(t *testing.T) {
 		if oa.State != agent.StateReady || oa.AgentID == nil {
 			t.Fatalf("the first operation: %s", js(oa))
 		}
-		if ags, err := b.svc.ListAgents(ctx); err != nil || len(ags) != 1 {
+		if ags, err := b.svc.ListAgents(ctx, "", 0); err != nil || len(ags) != 1 {
 			t.Fatalf("agents = %s, %v", js(ags), err)
 		}
 	})

@@ -267,7 +267,7 @@ func TestWorkspaceCollisions(t *testing.T) {
 		if ents, _ := os.ReadDir(filepath.Join(b.root, "taken")); len(ents) != 0 {
 			t.Fatalf("the existing folder was written: %v", ents)
 		}
-		ags, err := b.svc.ListAgents(context.Background())
+		ags, err := b.svc.ListAgents(context.Background(), "", 0)
 		if err != nil || len(ags) != 1 {
 			t.Fatalf("agents = %s, %v", js(ags), err)
 		}

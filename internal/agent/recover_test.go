@@ -41,7 +41,7 @@ func TestRecoverCreationReceipt(t *testing.T) {
 		if o.State != agent.StateReady || o.AgentID == nil {
 			t.Fatalf("after restart: %s", js(o))
 		}
-		ags, _ := b.svc.ListAgents(context.Background())
+		ags, _ := b.svc.ListAgents(context.Background(), "", 0)
 		if len(ags) != 1 || ags[0].AgentID != *o.AgentID {
 			t.Fatalf("agents = %s", js(ags))
 		}

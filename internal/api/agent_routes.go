@@ -28,7 +28,7 @@ func (s *Server) agentRoutes() []Route {
 		{Method: "POST", Pattern: "/packages", Scope: o, Req: AddPackageRequest{}, Resp: agent.Package{}, Status: 201, handle: s.addPackage},
 		{Method: "POST", Pattern: "/packages/{owner}/{name}/review", Scope: o, Resp: agent.Package{}, handle: s.reviewPackage},
 		{Method: "POST", Pattern: "/agents/prepare", Scope: w, Req: agent.PrepareRequest{}, Resp: agent.PrepareResult{}, handle: s.prepareAgent},
-		{Method: "GET", Pattern: "/agents", Scope: r, Resp: []agent.Agent{}, handle: s.listAgents},
+		{Method: "GET", Pattern: "/agents", Scope: r, Query: AgentsQuery{}, Resp: []agent.Agent{}, handle: s.listAgents},
 		{Method: "GET", Pattern: "/agents/{id}", Scope: r, Resp: agent.Agent{}, handle: s.getAgent},
 		{Method: "GET", Pattern: "/operations/{id}", Scope: r, Resp: agent.Operation{}, handle: s.getOperation},
 		{Method: "POST", Pattern: "/turns", Scope: w, Req: agent.TurnSendRequest{}, Resp: agent.Receipt{}, handle: s.sendTurn},
@@ -153,7 +153,11 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, _ mission.Pr
 	if err != nil {
 		return err
 	}
-	as, err := a.ListAgents(r.Context())
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	as, err := a.ListAgents(r.Context(), r.URL.Query().Get("after"), intOr(limit, 0))
 	if err != nil {
 		return err
 	}

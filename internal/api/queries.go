@@ -11,6 +11,12 @@ type MissionsQuery struct {
 	Limit     int64  `query:"limit" doc:"at most this many (1..1000; default 100)"`
 }
 
+// AgentsQuery is GET /agents' query: a page of agents, oldest first.
+type AgentsQuery struct {
+	After string `query:"after" doc:"the page starts after this agent (its agentId); the first page without it"`
+	Limit int64  `query:"limit" doc:"at most this many (1..1000; default 100); a shorter page is the last"`
+}
+
 // StepsQuery is GET /runs/{id}/steps' query.
 type StepsQuery struct {
 	After int64 `query:"after" doc:"only steps with seq > after"`

@@ -232,8 +232,8 @@ func (e *clientEnv) newAgentCmd() *cobra.Command {
 		Short: "List agents",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: e.remoteRunE(func(ctx context.Context, cmd *cobra.Command, c *client.Client, _ []string) error {
-			var as []agent.Agent
-			if err := c.Do(ctx, "GET", "/agents", nil, nil, &as); err != nil {
+			as, err := listAllAgents(ctx, c)
+			if err != nil {
 				return err
 			}
 			if lsJSON {
@@ -427,4 +427,22 @@ func agentExit(err error) error {
 		return &exitError{code: exitNotFound, msg: oneLine(msg, 500)}
 	}
 	return &exitError{code: exitFailure, msg: oneLine(msg, 500)}
+}
+
+// listAllAgents reads every agent, a page of agentPage at a time.
+func listAllAgents(ctx context.Context, c *client.Client) ([]agent.Agent, error) {
+	const agentPage = 1000
+	all := []agent.Agent{}
+	q := url.Values{"limit": {strconv.Itoa(agentPage)}}
+	for {
+		var page []agent.Agent
+		if err := c.Do(ctx, "GET", "/agents", q, nil, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < agentPage {
+			return all, nil
+		}
+		q.Set("after", page[len(page)-1].AgentID)
+	}
 }
