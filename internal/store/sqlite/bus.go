@@ -62,6 +62,11 @@ type bus struct {
 
 	dropped atomic.Int64 // payloads a full receiver queue refused
 	stale   atomic.Int64 // stale socket files removed
+
+	// aroundShutdown, when set (tests only), is called by a subscription's
+	// closer, after it has woken the reader, with the step that shuts the
+	// socket down, which it must call.
+	aroundShutdown func(shutdown func())
 }
 
 func newBus(dbPath string) *bus {
@@ -143,6 +148,13 @@ func (s *Store) Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
 	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, receiveBuffer) // best effort
 	out := make(chan []byte, subscribeBuf)
 	var closing atomic.Bool
+	// The reader closes fd when it stops (woken below, or on an error of
+	// its own); the closer shuts fd down only while it is still open, both
+	// under fdMu. A number closed is at once free for this process's next
+	// socket (an accepted connection of aos server, say), and a shutdown
+	// through the stale number would cut that connection's reads.
+	var fdMu sync.Mutex
+	fdOpen := true // guarded by fdMu
 	go func() {
 		<-ctx.Done()
 		closing.Store(true)
@@ -157,7 +169,18 @@ func (s *Store) Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
 			_ = syscall.Sendto(w, nil, syscall.MSG_DONTWAIT, nil)
 			_ = syscall.Close(w)
 		}
-		_ = syscall.Shutdown(fd, syscall.SHUT_RD)
+		shutdown := func() {
+			fdMu.Lock()
+			defer fdMu.Unlock()
+			if fdOpen {
+				_ = syscall.Shutdown(fd, syscall.SHUT_RD)
+			}
+		}
+		if hook := s.bus.aroundShutdown; hook != nil {
+			hook(shutdown)
+		} else {
+			shutdown()
+		}
 	}()
 	// The reader blocks in recvfrom on an OS thread of its own rather than
 	// in Go's poller: the kernel then wakes it the moment a datagram
@@ -165,7 +188,12 @@ func (s *Store) Subscribe(ctx context.Context, ch string) (<-chan []byte, error)
 	// often 10) from filling under bursts.
 	go func() {
 		defer close(out)
-		defer syscall.Close(fd) //nolint:errcheck // nothing to do about it
+		defer func() {
+			fdMu.Lock()
+			fdOpen = false
+			_ = syscall.Close(fd)
+			fdMu.Unlock()
+		}()
 		buf := make([]byte, maxDatagram+1)
 		for {
 			n, _, err := syscall.Recvfrom(fd, buf, 0)
