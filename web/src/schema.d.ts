@@ -1632,7 +1632,12 @@ export type $defs = Record<string, never>;
 export interface operations {
     getAgents: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the page starts after this agent (its agentId); the first page without it */
+                after?: string;
+                /** @description at most this many (1..1000; default 100); a shorter page is the last */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1648,6 +1653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"][];
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             500: components["responses"]["Error"];

@@ -7,12 +7,26 @@ import { api, newKey, type Agent, type Receipt, type StoreList } from '../api';
 import { clean } from '../text';
 import { ErrorNote, failure, type Failure } from '../components/errnote';
 
+/** agentPage is how many agents one request of the list asks for. */
+const agentPage = 100;
+
 export function AgentsPage({ id }: { id: string }) {
   const [list, setList] = useState<Agent[] | null>(null);
+  const [more, setMore] = useState(false);
   const [err, setErr] = useState<Failure>(null);
-  useEffect(() => {
-    api<Agent[]>('GET', '/agents').then(setList, (x) => setErr(failure(x)));
-  }, []);
+  // load reads the page after the last agent shown (the first page when
+  // none is): the API answers pages of agentPage, oldest first.
+  const load = (after: Agent | undefined) => {
+    const q = `?limit=${agentPage}` + (after ? `&after=${encodeURIComponent(after.agentId)}` : '');
+    api<Agent[]>('GET', '/agents' + q).then(
+      (page) => {
+        setList((prev) => [...(after ? prev ?? [] : []), ...page]);
+        setMore(page.length === agentPage);
+      },
+      (x) => setErr(failure(x)),
+    );
+  };
+  useEffect(() => load(undefined), []);
   return (
     <section>
       <h1>Agents</h1>
@@ -33,6 +47,11 @@ export function AgentsPage({ id }: { id: string }) {
           </li>
         ))}
       </ul>
+      {more && list && (
+        <button class="small" data-testid="agents-more" onClick={() => load(list[list.length - 1])}>
+          More agents
+        </button>
+      )}
     </section>
   );
 }
