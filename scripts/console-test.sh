@@ -12,7 +12,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v node >/dev/null || { echo "console-test: node is missing (apt-get install nodejs npm)"; exit 1; }
 bin=$(mktemp -d /tmp/aos-console-bin.XXXXXX)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/aos" ./cmd/aos
+CGO_ENABLED=0 go build -o "$bin/aos" ./cmd/aos # as scripts/run.sh builds it
 scripts/console-build.sh --deps
 cd web
 AOS_BIN="$bin/aos" timeout "${AOS_BROWSER_TIMEOUT:-420}" node --test --test-concurrency=1 test/

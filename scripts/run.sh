@@ -32,7 +32,9 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 command -v go >/dev/null || { echo "aos: Go 1.26 is needed (expected at /usr/local/go/bin/go)" >&2; exit 1; }
-phase "building bin/aos" go build -o bin/aos ./cmd/aos
+# CGO_ENABLED=0: a static binary (no dynamic loader at each start, which
+# every command and sandboxed shell pays; runs on any Linux of the arch).
+phase "building bin/aos" env CGO_ENABLED=0 go build -o bin/aos ./cmd/aos
 rm -f "$log"
 trap - EXIT
 exec bin/aos demo "$@"

@@ -26,7 +26,9 @@ import (
 func buildAOS(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "aos")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as scripts/run.sh builds it
+	out, err := build.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 	if bin := os.Getenv("AOS_HOSTILE_BIN"); bin != "" {
 		// Attack another build (a branch's, a release) with this suite.
 		aosBin = bin
-	} else if out, err := exec.Command("go", "build", "-o", aosBin, "github.com/aos-run/aos/cmd/aos").CombinedOutput(); err != nil {
+	} else if out, err := staticBuild(aosBin).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build aos: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -587,4 +587,12 @@ func (w *world) ownerState(project string) map[string]string {
 		}
 	}
 	return st
+}
+
+// staticBuild is the build of aos as scripts/run.sh makes it: static
+// (CGO_ENABLED=0).
+func staticBuild(out string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-o", out, "github.com/aos-run/aos/cmd/aos")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }

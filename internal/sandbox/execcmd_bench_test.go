@@ -21,7 +21,9 @@ func BenchmarkSandboxExecCommand(b *testing.B) {
 		b.Skip("true not found")
 	}
 	aos := filepath.Join(b.TempDir(), "aos")
-	if out, err := exec.Command("go", "build", "-o", aos, "../../cmd/aos").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", aos, "../../cmd/aos")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as scripts/run.sh builds it
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build aos: %v\n%s", err, out)
 	}
 	real := func(d string) string {

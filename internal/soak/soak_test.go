@@ -113,6 +113,7 @@ func build(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "aos")
 	start := time.Now()
 	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/aos-run/aos/cmd/aos")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as scripts/run.sh builds it
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build cmd/aos: %v\n%s", err, out)
 	}

@@ -38,7 +38,9 @@ func (p *Program) Path(t testing.TB) string {
 			return
 		}
 		p.path = filepath.Join(dir, p.name)
-		if out, err := exec.Command("go", "build", "-o", p.path, p.pkg).CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-o", p.path, p.pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as scripts/run.sh builds aos
+		if out, err := build.CombinedOutput(); err != nil {
 			p.err = fmt.Errorf("build %s: go build: %v\n%s", p.name, err, out)
 		}
 	})

@@ -184,6 +184,7 @@ func FreshDatabase(ctx context.Context, pgURL string) (string, func(), error) {
 func BuildAOS(root, dir string) (string, error) {
 	bin := filepath.Join(dir, "aos")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/aos")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as scripts/run.sh builds it
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
