@@ -64,17 +64,26 @@ func (q *queries) RevokeAPIToken(ctx context.Context, id string, now int64) erro
 }
 
 func (q *queries) InsertAudit(ctx context.Context, a store.AuditRecord) (int64, error) {
-	detail := string(a.Detail)
-	if detail == "" {
-		detail = "{}"
-	}
+	args := auditArgs(a)
 	var id int64
-	err := q.q.QueryRowContext(ctx, `INSERT INTO audit_log (at, actor, action, target, detail) VALUES ($1,$2,$3,$4,$5) RETURNING id`,
-		a.At, a.Actor, a.Action, a.Target, detail).Scan(&id)
+	err := q.q.QueryRowContext(ctx, `INSERT INTO audit_log (`+auditInsertCols+`) VALUES (`+placeholders(1, len(args))+`) RETURNING id`, args...).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert audit: %w", err)
 	}
 	return id, nil
+}
+
+// auditInsertCols are the columns an audit record is inserted with (its
+// id is drawn by the database).
+const auditInsertCols = `at, actor, action, target, detail`
+
+// auditArgs are a's values in auditInsertCols' order.
+func auditArgs(a store.AuditRecord) []any {
+	detail := string(a.Detail)
+	if detail == "" {
+		detail = "{}"
+	}
+	return []any{a.At, a.Actor, a.Action, a.Target, detail}
 }
 
 func (q *queries) ListAudit(ctx context.Context, p store.ListAuditParams) ([]store.AuditRecord, error) {

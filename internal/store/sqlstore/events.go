@@ -30,17 +30,9 @@ func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error)
 			return 0, fmt.Errorf("insert event: order lock: %w", err)
 		}
 	}
-	trust := e.Trust
-	if trust == "" {
-		trust = "system"
-	}
-	var seq any
-	if e.Seq != nil {
-		seq = *e.Seq
-	}
+	args := eventArgs(e)
 	var id int64
-	err := q.q.QueryRowContext(ctx, `INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7) RETURNING id`,
-		e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt).Scan(&id)
+	err := q.q.QueryRowContext(ctx, `INSERT INTO events (`+eventInsertCols+`) VALUES (`+placeholders(1, len(args))+`) RETURNING id`, args...).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert event: %w", err)
 	}
@@ -50,6 +42,23 @@ func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error)
 		}
 	}
 	return id, nil
+}
+
+// eventInsertCols are the columns an event is inserted with (its id is
+// drawn by the database).
+const eventInsertCols = `mission_id, run_id, seq, kind, payload, trust, created_at`
+
+// eventArgs are e's values in eventInsertCols' order.
+func eventArgs(e store.Event) []any {
+	trust := e.Trust
+	if trust == "" {
+		trust = "system"
+	}
+	var seq any
+	if e.Seq != nil {
+		seq = *e.Seq
+	}
+	return []any{e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt}
 }
 
 func (q *queries) ListEvents(ctx context.Context, p store.ListEventsParams) ([]store.Event, error) {

@@ -22,16 +22,33 @@ func scanMission(sc interface{ Scan(...any) error }) (store.Mission, error) {
 }
 
 func (q *queries) InsertMission(ctx context.Context, m store.Mission) error {
-	spec := string(m.Spec)
-	if spec == "" {
-		spec = "{}"
-	}
-	_, err := q.q.ExecContext(ctx, `INSERT INTO missions (`+missionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-		m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt)
+	args := missionArgs(m)
+	_, err := q.q.ExecContext(ctx, `INSERT INTO missions (`+missionCols+`) VALUES (`+placeholders(1, len(args))+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("insert mission: %w", err)
 	}
 	return nil
+}
+
+// missionArgs are m's values in missionCols' order, as inserted.
+func missionArgs(m store.Mission) []any {
+	spec := string(m.Spec)
+	if spec == "" {
+		spec = "{}"
+	}
+	return []any{m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt}
+}
+
+// placeholders is "$from,…,$(from+n-1)".
+func placeholders(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "$%d", from+i)
+	}
+	return b.String()
 }
 
 // InsertMissionRun inserts a mission, its root run, its events in order
@@ -61,48 +78,29 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 			return nil
 		})
 	}
-	spec, input, usage := string(m.Spec), string(r.Input), string(r.Usage)
-	for _, v := range []*string{&spec, &input, &usage} {
-		if *v == "" {
-			*v = "{}"
-		}
-	}
-	args := []any{m.ID, m.ProjectID, m.Title, spec, m.Status, m.RootRunID, m.SpentUSD, nullJSON(m.Result), m.CreatedAt, m.UpdatedAt, m.EndedAt,
-		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
-		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt,
-		r.Holder.Host, r.Holder.PID, r.Holder.Proc}
+	ma, ra := missionArgs(m), runArgs(r)
+	missionVals, runVals := placeholders(1, len(ma)), placeholders(len(ma)+1, len(ra))
+	args := append(ma, ra...)
 	var values strings.Builder
 	for i, e := range es {
-		trust := e.Trust
-		if trust == "" {
-			trust = "system"
-		}
-		var seq any
-		if e.Seq != nil {
-			seq = *e.Seq
-		}
 		if i > 0 {
 			values.WriteString(",")
 		}
 		// Rows of one VALUES list draw their ids in list order.
-		n := len(args)
-		fmt.Fprintf(&values, "($%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
-		args = append(args, e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt)
+		ea := eventArgs(e)
+		fmt.Fprintf(&values, "(%s)", placeholders(len(args)+1, len(ea)))
+		args = append(args, ea...)
 	}
 	auditCTE := ""
 	if a != nil {
-		detail := string(a.Detail)
-		if detail == "" {
-			detail = "{}"
-		}
-		n := len(args)
-		auditCTE = fmt.Sprintf(`,
-a AS (INSERT INTO audit_log (at, actor, action, target, detail) VALUES ($%d,$%d,$%d,$%d,$%d))`, n+1, n+2, n+3, n+4, n+5)
-		args = append(args, a.At, a.Actor, a.Action, a.Target, detail)
+		aa := auditArgs(*a)
+		auditCTE = `,
+a AS (INSERT INTO audit_log (` + auditInsertCols + `) VALUES (` + placeholders(len(args)+1, len(aa)) + `))`
+		args = append(args, aa...)
 	}
-	_, err := db.Queries.(*queries).q.ExecContext(ctx, `WITH m AS (INSERT INTO missions (`+missionCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)),
-r AS (INSERT INTO runs (`+runCols+`) VALUES ($12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31,$32,$33,$34,$35,$36,$37))`+auditCTE+`
-INSERT INTO events (mission_id, run_id, seq, kind, payload, trust, created_at) VALUES `+values.String(), args...)
+	_, err := db.Queries.(*queries).q.ExecContext(ctx, `WITH m AS (INSERT INTO missions (`+missionCols+`) VALUES (`+missionVals+`)),
+r AS (INSERT INTO runs (`+runCols+`) VALUES (`+runVals+`))`+auditCTE+`
+INSERT INTO events (`+eventInsertCols+`) VALUES `+values.String(), args...)
 	if err != nil {
 		return fmt.Errorf("insert mission and run: %w", err)
 	}

@@ -30,6 +30,16 @@ func scanRun(sc interface{ Scan(...any) error }) (store.Run, error) {
 }
 
 func (q *queries) InsertRun(ctx context.Context, r store.Run) error {
+	args := runArgs(r)
+	_, err := q.q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES (`+placeholders(1, len(args))+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("insert run: %w", err)
+	}
+	return nil
+}
+
+// runArgs are r's values in runCols' order, as inserted.
+func runArgs(r store.Run) []any {
 	input, usage := string(r.Input), string(r.Usage)
 	if input == "" {
 		input = "{}"
@@ -37,14 +47,9 @@ func (q *queries) InsertRun(ctx context.Context, r store.Run) error {
 	if usage == "" {
 		usage = "{}"
 	}
-	_, err := q.q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)`,
-		r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
+	return []any{r.ID, r.MissionID, r.ParentRunID, r.Logic, input, r.Status, r.LeaseOwner, r.LeaseExpiresAt, r.FencingToken, r.WakeAt,
 		b2i(r.CancelRequested), r.BudgetUSD, r.BudgetTurns, r.BudgetWallSec, usage, r.SpentUSD, r.Turns, nullJSON(r.Result), r.Error, r.CreatedAt, r.UpdatedAt, r.StartedAt, r.EndedAt,
-		r.Holder.Host, r.Holder.PID, r.Holder.Proc)
-	if err != nil {
-		return fmt.Errorf("insert run: %w", err)
-	}
-	return nil
+		r.Holder.Host, r.Holder.PID, r.Holder.Proc}
 }
 
 func (q *queries) GetRun(ctx context.Context, id string) (store.Run, error) {
