@@ -25,6 +25,9 @@ type Missions interface {
 	ListProjects(ctx context.Context) ([]mission.Project, error)
 	GetProject(ctx context.Context, id string) (mission.Project, error)
 	CreateMission(ctx context.Context, actor mission.Actor, req mission.CreateRequest) (mission.Mission, error)
+	// CreateMissionOnce is CreateMission under an idempotency key: a
+	// repeat returns the mission the first call made.
+	CreateMissionOnce(ctx context.Context, actor mission.Actor, key string, req mission.CreateRequest) (mission.Mission, bool, error)
 	ListMissions(ctx context.Context, r mission.ListMissionsRequest) ([]mission.Mission, error)
 	GetMission(ctx context.Context, id string) (mission.Mission, error)
 	CheckEngine(ctx context.Context, engine string) error
@@ -81,7 +84,6 @@ type Service struct {
 	runner    string // this process's runner id: the owner of its operations
 	official  map[string]pkgSource
 	jobs      chan struct{}  // a slot per active preparation job
-	turnMu    sync.Mutex     // serializes SendTurn, so one key creates one mission
 	wg        sync.WaitGroup // preparation jobs
 	beatWG    sync.WaitGroup // the lease loop
 

@@ -23,8 +23,8 @@ const MaxTurnText = 32 << 10
 // blindly.
 const ReceiptPending = "pending"
 
-// missionTitle names the receipt in the mission's title, which is how a
-// pending receipt finds its mission after a restart.
+// missionTitle names the receipt in the mission's title (for people; a
+// pending receipt finds its mission by its key, turnMissionKey).
 func missionTitle(receiptID, text string) string {
 	t := "[" + receiptID + "] " + gitx.FirstLine(text)
 	for len(t) > 200 {
@@ -55,37 +55,48 @@ func (s *Service) SendTurn(ctx context.Context, identity string, r TurnSendReque
 	}
 	h := sha256.Sum256([]byte(r.AgentID + "\x00" + r.Text))
 	fp := hex.EncodeToString(h[:])
-	s.turnMu.Lock()
-	defer s.turnMu.Unlock()
-	t, err := s.st.GetAgentTurnByKey(ctx, identity, r.IdempotencyKey)
-	switch {
-	case err == nil:
-		if t.Fingerprint != fp {
-			return Receipt{}, &Error{Code: CodeIdempotencyConflict, Message: "idempotencyKey " + r.IdempotencyKey + " was used for another turn",
-				Guidance: "follow receipt " + t.ID + ", or use a new key for a deliberately new task"}
+	// No lock: the store's unique (identity, key) admits one receipt, and
+	// the receipt's keyed mission creation one mission, across processes.
+	for attempt := 0; ; attempt++ {
+		t, err := s.st.GetAgentTurnByKey(ctx, identity, r.IdempotencyKey)
+		switch {
+		case err == nil:
+			if t.Fingerprint != fp {
+				return Receipt{}, &Error{Code: CodeIdempotencyConflict, Message: "idempotencyKey " + r.IdempotencyKey + " was used for another turn",
+					Guidance: "follow receipt " + t.ID + ", or use a new key for a deliberately new task"}
+			}
+			if t.State == ReceiptPending {
+				return s.deliver(ctx, t, r.Text, true)
+			}
+			rc := s.receiptView(ctx, t)
+			rc.Duplicate = true
+			return rc, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return Receipt{}, storageErr("read the receipt", err)
 		}
-		if t.State == ReceiptPending {
-			return s.deliver(ctx, t, r.Text, true)
+		if _, err := s.st.GetAgent(ctx, r.AgentID); errors.Is(err, store.ErrNotFound) {
+			return Receipt{}, &Error{Code: CodeAgentUnavailable, Message: "no agent " + r.AgentID + " on this machine", Guidance: "check the agent id (agents.list)"}
+		} else if err != nil {
+			return Receipt{}, storageErr("read the agent", err)
 		}
-		rc := s.receiptView(ctx, t)
-		rc.Duplicate = true
-		return rc, nil
-	case !errors.Is(err, store.ErrNotFound):
-		return Receipt{}, storageErr("read the receipt", err)
+		now := s.now()
+		t = store.AgentTurn{ID: "rc_" + randHex(8), Identity: identity, IdemKey: r.IdempotencyKey, Fingerprint: fp, AgentID: r.AgentID,
+			State: ReceiptPending, CreatedAt: now, UpdatedAt: now}
+		err = s.st.InsertAgentTurn(ctx, t)
+		if errors.Is(err, store.ErrConflict) && attempt == 0 {
+			continue // a concurrent send of the same key recorded it first: answer as its repeat
+		}
+		if err != nil {
+			return Receipt{}, storageErr("record the receipt", err)
+		}
+		return s.deliver(ctx, t, r.Text, false)
 	}
-	if _, err := s.st.GetAgent(ctx, r.AgentID); errors.Is(err, store.ErrNotFound) {
-		return Receipt{}, &Error{Code: CodeAgentUnavailable, Message: "no agent " + r.AgentID + " on this machine", Guidance: "check the agent id (agents.list)"}
-	} else if err != nil {
-		return Receipt{}, storageErr("read the agent", err)
-	}
-	now := s.now()
-	t = store.AgentTurn{ID: "rc_" + randHex(8), Identity: identity, IdemKey: r.IdempotencyKey, Fingerprint: fp, AgentID: r.AgentID,
-		State: ReceiptPending, CreatedAt: now, UpdatedAt: now}
-	if err := s.st.InsertAgentTurn(ctx, t); err != nil {
-		return Receipt{}, storageErr("record the receipt", err)
-	}
-	return s.deliver(ctx, t, r.Text, false)
 }
+
+// turnMissionKey is the mission service's idempotency key of a receipt's
+// mission: a repeat of the delivery (a retry, a restart, another server)
+// finds the mission the first one made instead of creating a second.
+func turnMissionKey(receiptID string) string { return "turn:" + receiptID }
 
 // deliver creates the turn's mission, after looking for one a previous
 // attempt under the same receipt created (reconcile), and records it.
@@ -96,6 +107,15 @@ func (s *Service) deliver(ctx context.Context, t store.AgentTurn, text string, r
 	}
 	title := missionTitle(t.ID, text)
 	if reconcile {
+		m, err := s.ms.GetMission(ctx, mission.KeyedMissionID(turnMissionKey(t.ID)))
+		if err == nil {
+			return s.recordTurn(ctx, t, m.ID, nil, true)
+		}
+		if !errors.Is(err, mission.ErrNotFound) {
+			return Receipt{}, &Error{Code: CodeInternal, Message: "cannot reconcile the pending turn", Guidance: "retry the same key", Err: err}
+		}
+		// A receipt left pending by a version before keyed creation names
+		// its mission only in the title: look among the project's latest.
 		ms, err := s.ms.ListMissions(ctx, mission.ListMissionsRequest{ProjectID: a.ProjectID, Limit: 1000})
 		if err != nil {
 			return Receipt{}, &Error{Code: CodeInternal, Message: "cannot reconcile the pending turn", Guidance: "retry the same key", Err: err}
@@ -132,7 +152,7 @@ func (s *Service) deliver(ctx context.Context, t store.AgentTurn, text string, r
 		}
 		req.Boundaries = strings.Join(bounds, "\n\n")
 	}
-	mm, err := s.ms.CreateMission(ctx, actor(t.Identity), req)
+	mm, _, err := s.ms.CreateMissionOnce(ctx, actor(t.Identity), turnMissionKey(t.ID), req)
 	if err != nil {
 		code := CodeInvalidRequest
 		var me *mission.Error

@@ -74,3 +74,74 @@ func TestAmbiguousSendReconciled(t *testing.T) {
 		}
 	})
 }
+
+// gatedCreates holds mission creation (keyed or not) until gate is
+// closed, telling entered when a call arrives.
+type gatedCreates struct {
+	agent.Missions
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g gatedCreates) CreateMission(ctx context.Context, a mission.Actor, r mission.CreateRequest) (mission.Mission, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.Missions.CreateMission(ctx, a, r)
+}
+
+func (g gatedCreates) CreateMissionOnce(ctx context.Context, a mission.Actor, key string, r mission.CreateRequest) (mission.Mission, bool, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.Missions.CreateMissionOnce(ctx, a, key, r)
+}
+
+// TestSendAcrossServersOneMission: two services on one database (two
+// servers) get the same send. The first has recorded the receipt and is
+// creating the mission (held); the second finds the receipt pending and
+// delivers it. Both answer the one receipt with the one mission: the
+// creation is keyed by the receipt, not guarded by a lock of one process.
+func TestSendAcrossServersOneMission(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		b := setup(t, db)
+		ctx := context.Background()
+		b.pkg(fixture{id: "fix/send2", doctor: okDoctor}, true)
+		o := b.settled(b.mustPrepare("send2-prep", "fix/send2", agent.Workspace{Kind: "new"}).OperationID)
+		if o.State != agent.StateReady {
+			t.Fatalf("%s", js(o))
+		}
+		g := gatedCreates{Missions: b.ms, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+		first := b.peer(g)
+		send := agent.TurnSendRequest{MachineID: b.svc.MachineID(), AgentID: *o.AgentID, IdempotencyKey: "both-1", Text: "Do it once."}
+		type answer struct {
+			rc  agent.Receipt
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			rc, err := first.SendTurn(ctx, agent.OwnerIdentity, send)
+			done <- answer{rc, err}
+		}()
+		released := false
+		t.Cleanup(func() {
+			if !released {
+				close(g.gate)
+			}
+		})
+		<-g.entered // the first is creating the mission
+		second, err := b.svc.SendTurn(ctx, agent.OwnerIdentity, send)
+		if err != nil || second.MissionID == "" {
+			t.Fatalf("the second server's send = %s, %v", js(second), err)
+		}
+		close(g.gate)
+		released = true
+		a := <-done
+		if a.err != nil || a.rc.ReceiptID != second.ReceiptID || a.rc.MissionID != second.MissionID {
+			t.Fatalf("the first server's send = %s, %v; the second's %s", js(a.rc), a.err, js(second))
+		}
+		ms, err := b.ms.ListMissions(ctx, mission.ListMissionsRequest{})
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("%d missions (%v), want 1", len(ms), err)
+		}
+	})
+}
