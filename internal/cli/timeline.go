@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/aos-run/aos/internal/engine"
@@ -28,11 +29,15 @@ type timeline struct {
 	rootRun   string
 	in        *bufio.Reader
 	pr        *eventPrinter
-	gate      *engineGate
+	// gate places the live engine events among the persisted ones (the
+	// same rule as aos mission watch); the persisted events and the live
+	// ones come from two goroutines, and mu serializes their printing.
+	gate *liveGate
+	mu   sync.Mutex
 }
 
 func newTimeline(s *session, missionID string) *timeline {
-	return &timeline{s: s, missionID: missionID, in: bufio.NewReader(os.Stdin), pr: &eventPrinter{out: s.out, quiet: s.json}, gate: newEngineGate()}
+	return &timeline{s: s, missionID: missionID, in: bufio.NewReader(os.Stdin), pr: &eventPrinter{out: s.out, quiet: s.json}, gate: newLiveGate()}
 }
 
 func (t *timeline) run(ctx context.Context) error {
@@ -56,12 +61,18 @@ func (t *timeline) run(ctx context.Context) error {
 	}()
 	defer func() { stopLive(); <-liveDone }()
 	return t.s.k.ListenEvents(ctx, 0, t.missionID, func(e store.Event) error {
-		t.gate.mu.Lock()
-		defer t.gate.mu.Unlock()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		// A persisted event is always shown, first; the live ones it
+		// releases after it.
+		xs := t.gate.admit(mission.Event{ID: e.ID, MissionID: e.MissionID, RunID: e.RunID, Seq: e.Seq, Kind: e.Kind, Payload: e.Payload})
 		if err := t.event(ctx, e); err != nil {
 			return err
 		}
-		for _, x := range t.gate.persisted(e.Kind, e.RunID) {
+		if len(xs) > 0 && xs[0].ID == e.ID && xs[0].Kind == e.Kind {
+			xs = xs[1:]
+		}
+		for _, x := range xs {
 			t.pr.render(t.missionID, x.Kind, x.Payload)
 		}
 		return nil

@@ -53,7 +53,7 @@ type watcher struct {
 	missionID string
 	rootRun   string
 	status    string // the mission's final status, once known
-	gate      *deltaGate
+	gate      *liveGate
 }
 
 // watch follows missionID until it ends or ctx (Ctrl-C) stops it.
@@ -65,7 +65,7 @@ func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c missionAPI,
 		return err
 	}
 	w := &watcher{c: c, out: cmd.OutOrStdout(), err: cmd.ErrOrStderr(), pr: &eventPrinter{out: cmd.OutOrStdout(), quiet: asJSON},
-		json: asJSON, missionID: m.ID, rootRun: m.RootRunID, gate: newDeltaGate()}
+		json: asJSON, missionID: m.ID, rootRun: m.RootRunID, gate: newLiveGate()}
 	err = c.Follow(ctx, client.FollowOptions{MissionID: m.ID, OnEvent: func(e mission.Event) error { return w.event(ctx, e) }, MinBackoff: e.followBackoff,
 		OnReconnect: func(cause error, cursor int64) {
 			fmt.Fprintf(w.err, "aos: events connection lost (%s); resuming after event %d\n", oneLine(cause.Error(), 160), cursor)

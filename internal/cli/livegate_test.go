@@ -75,7 +75,7 @@ func TestWatchPlacesLiveTextInOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newDeltaGate()}
+			w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newLiveGate()}
 			for _, e := range tc.events {
 				if err := w.event(context.Background(), e); err != nil {
 					t.Fatal(err)
@@ -96,5 +96,49 @@ func TestWatchPlacesLiveTextInOrder(t *testing.T) {
 				t.Fatalf("the second turn's text is printed %d times:\n%s", n, got)
 			}
 		})
+	}
+}
+
+// TestWatchPlacesEngineEventsInOrder: aos mission watch shows an external
+// engine's live events (transient engine.event) as aos run does: one that
+// outran its run's persisted engine.started after it, one during the run
+// at once, and one after engine.finished not at all.
+func TestWatchPlacesEngineEventsInOrder(t *testing.T) {
+	const run = "run-1"
+	ev := func(kind string, id int64, payload any) mission.Event {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mission.Event{ID: id, MissionID: "m", RunID: run, Kind: kind, Payload: b}
+	}
+	call := func(tool string) mission.Event {
+		return ev("engine.event", -1, map[string]any{"engine": "codex", "type": "tool_call", "tool": tool, "input": "x"})
+	}
+	events := []mission.Event{
+		call("early"), // outran engine.started
+		ev("engine.started", 1, map[string]any{"engine": "codex", "branch": "aos/m", "base": "abc"}),
+		call("during"),
+		ev("engine.finished", 2, map[string]any{"status": "COMPLETED", "summary": "done"}),
+		call("late"), // after the end: dropped
+	}
+	var out bytes.Buffer
+	w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newLiveGate()}
+	for _, e := range events {
+		if err := w.event(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := out.String()
+	at := 0
+	for _, want := range []string{"▶ engine codex", "→ codex early", "→ codex during", "◀ engine COMPLETED"} {
+		i := strings.Index(got[at:], want)
+		if i < 0 {
+			t.Fatalf("%q is missing or out of order in the timeline:\n%s", want, got)
+		}
+		at += i + len(want)
+	}
+	if strings.Contains(got, "late") {
+		t.Fatalf("an engine event after engine.finished was shown:\n%s", got)
 	}
 }
