@@ -24,13 +24,15 @@ func (s *Service) agentView(ctx context.Context, a store.AgentRecord) Agent {
 	case op.State == StateRunning || op.State == StateAccepted:
 		v.Runtime = RuntimeStarting
 	case op.State == StateReady:
-		if rerr := s.recheck(ctx, a.ID, a.OperationID); rerr != nil {
+		// The row in hand is the agent's: recheck only what it names.
+		if rerr := s.recheckRecord(ctx, a); rerr != nil {
 			var e *Error
 			errors.As(rerr, &e)
 			v.Error = &OpError{Code: e.Code, Message: e.Message}
 		} else {
 			v.Runtime = RuntimeReady
 		}
+		return v
 	default:
 		if op.ErrorCode != "" {
 			v.Error = &OpError{Code: op.ErrorCode, Message: op.ErrorMessage}

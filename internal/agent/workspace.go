@@ -246,12 +246,18 @@ func (s *Service) recheck(ctx context.Context, agentID, opID string) error {
 	if err != nil || (opID != "" && a.OperationID != opID) {
 		return &Error{Code: CodeAgentUnavailable, Message: "agent " + agentID + " is not recorded", Guidance: "inspect aos agent ls"}
 	}
+	return s.recheckRecord(ctx, a)
+}
+
+// recheckRecord is recheck of an agent row already read: its project is
+// still registered at its workspace, and the workspace is a directory.
+func (s *Service) recheckRecord(ctx context.Context, a store.AgentRecord) error {
 	pr, err := s.ms.GetProject(ctx, a.ProjectID)
 	if err != nil || pr.Dir != a.Workspace {
-		return &Error{Code: CodeAgentUnavailable, Message: "agent " + agentID + "'s project is no longer registered at its workspace", Guidance: "inspect the agent's workspace and projects"}
+		return &Error{Code: CodeAgentUnavailable, Message: "agent " + a.ID + "'s project is no longer registered at its workspace", Guidance: "inspect the agent's workspace and projects"}
 	}
 	if fi, err := os.Stat(a.Workspace); err != nil || !fi.IsDir() {
-		return &Error{Code: CodeAgentUnavailable, Message: "agent " + agentID + "'s workspace is gone", Guidance: "restore " + a.Workspace + " or prepare a new agent"}
+		return &Error{Code: CodeAgentUnavailable, Message: "agent " + a.ID + "'s workspace is gone", Guidance: "restore " + a.Workspace + " or prepare a new agent"}
 	}
 	return nil
 }
