@@ -160,11 +160,25 @@ func matches(m Manifest, query string) bool {
 	return true
 }
 
+// CheckStoreList applies store.list's limits from seed 000 (query at most
+// MaxQueryLen characters of UTF-8, offset 0..MaxOffset, limit
+// 1..MaxLimit): INVALID_REQUEST otherwise. StoreList applies it; it is
+// exported for the front ends' own tests, not for them to re-check.
+func CheckStoreList(r StoreListRequest) error {
+	if utf8.RuneCountInString(r.Query) > MaxQueryLen || !utf8.ValidString(r.Query) {
+		return errf(CodeInvalidRequest, fmt.Sprintf("query must be at most %d characters of UTF-8", MaxQueryLen))
+	}
+	if r.Offset != nil && (*r.Offset < 0 || *r.Offset > MaxOffset) || r.Limit != nil && (*r.Limit < 1 || *r.Limit > MaxLimit) {
+		return errf(CodeInvalidRequest, fmt.Sprintf("offset must be 0..%d and limit 1..%d", MaxOffset, MaxLimit))
+	}
+	return nil
+}
+
 // StoreList returns one page of the catalog and the installed packages,
 // viewer packages excepted. It never runs a script.
 func (s *Service) StoreList(ctx context.Context, identity string, r StoreListRequest) (StoreListResult, error) {
-	if utf8.RuneCountInString(r.Query) > MaxQueryLen || !utf8.ValidString(r.Query) {
-		return StoreListResult{}, errf(CodeInvalidRequest, fmt.Sprintf("query must be at most %d characters", MaxQueryLen))
+	if err := CheckStoreList(r); err != nil {
+		return StoreListResult{}, err
 	}
 	off, lim := 0, DefaultLimit
 	if r.Offset != nil {
@@ -172,9 +186,6 @@ func (s *Service) StoreList(ctx context.Context, identity string, r StoreListReq
 	}
 	if r.Limit != nil {
 		lim = *r.Limit
-	}
-	if off < 0 || off > MaxOffset || lim < 1 || lim > MaxLimit {
-		return StoreListResult{}, errf(CodeInvalidRequest, fmt.Sprintf("offset must be 0..%d and limit 1..%d", MaxOffset, MaxLimit))
 	}
 	ps, err := s.all(ctx)
 	if err != nil {

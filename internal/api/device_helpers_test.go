@@ -42,6 +42,9 @@ func (f *fakeOps) MachineID() string { return f.machine }
 
 func (f *fakeOps) StoreList(ctx context.Context, id string, r agent.StoreListRequest) (agent.StoreListResult, error) {
 	f.seen(id)
+	if err := agent.CheckStoreList(r); err != nil {
+		return agent.StoreListResult{}, err // the service's one rule, as agent.Service applies it
+	}
 	if f.StoreListF != nil {
 		return f.StoreListF(ctx, id, r)
 	}

@@ -41,12 +41,10 @@ func opStoreList(c *conn, data []byte, h Header) (any, error) {
 	if err := decodeStrict(data, &r); err != nil {
 		return nil, err
 	}
-	if err := checkList(r); err != nil {
-		return nil, err
-	}
 	if err := c.machine(r.MachineID); err != nil {
 		return nil, err
 	}
+	// The limits (query, offset, limit) are the agent service's one rule.
 	q := agent.StoreListRequest{Offset: r.Offset, Limit: r.Limit}
 	if r.Query != nil {
 		q.Query = *r.Query

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aos-run/aos/internal/agent"
 )
@@ -230,23 +229,6 @@ func validType(s string) bool {
 		}
 	}
 	return true
-}
-
-// checkList applies store.list's limits from seed 000.
-func checkList(r StoreListRequest) error {
-	if r.Query != nil && utf8.RuneCountInString(*r.Query) > agent.MaxQueryLen {
-		return invalid("query is at most %d characters", agent.MaxQueryLen)
-	}
-	if r.Query != nil && !utf8.ValidString(*r.Query) {
-		return invalid("query is not valid UTF-8")
-	}
-	if r.Offset != nil && (*r.Offset < 0 || *r.Offset > agent.MaxOffset) {
-		return invalid("offset is 0 to %d", agent.MaxOffset)
-	}
-	if r.Limit != nil && (*r.Limit < 1 || *r.Limit > agent.MaxLimit) {
-		return invalid("limit is 1 to %d", agent.MaxLimit)
-	}
-	return nil
 }
 
 // required refuses empty required fields, naming the first.
