@@ -12,6 +12,12 @@ type AgentQueries interface {
 	GetAgentPackage(ctx context.Context, id string) (AgentPackage, error)
 	// ListAgentPackages returns every row, by package id.
 	ListAgentPackages(ctx context.Context) ([]AgentPackage, error)
+	// ReviewAgentPackage records that the owner reviewed package id at
+	// version: it sets reviewed_at only, and only while the row's version
+	// is still version (a compare-and-set, so that a concurrent add of
+	// another version is never marked reviewed). ErrConflict if the row
+	// is gone or holds another version.
+	ReviewAgentPackage(ctx context.Context, id, version string, reviewedAt int64) error
 
 	// InsertAgentOperation reserves an operation; ErrConflict if its id or
 	// its (identity, key) exists.

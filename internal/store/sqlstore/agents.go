@@ -63,6 +63,14 @@ func (q *queries) ListAgentPackages(ctx context.Context) ([]store.AgentPackage, 
 	return out, rows.Err()
 }
 
+func (q *queries) ReviewAgentPackage(ctx context.Context, id, version string, reviewedAt int64) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE agent_packages SET reviewed_at = $3 WHERE package_id = $1 AND version = $2`, id, version, reviewedAt)
+	if err != nil {
+		return fmt.Errorf("review agent package %s: %w", id, err)
+	}
+	return affected1(res, "review agent package "+id+" at version "+version, store.ErrConflict)
+}
+
 const agentOpCols = `id, identity, idem_key, fingerprint, package_id, request, state, phase, agent_id, workspace, error_code, error_message, guidance, doctor, created_at, updated_at, owner, lease_until`
 
 const activeOps = `('accepted','running')`
