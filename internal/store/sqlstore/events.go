@@ -25,11 +25,6 @@ func (q *queries) sequence(ctx context.Context) error {
 }
 
 func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error) {
-	if q.d.BeforeEvent != "" {
-		if _, err := q.q.ExecContext(ctx, q.d.BeforeEvent); err != nil {
-			return 0, fmt.Errorf("insert event: order lock: %w", err)
-		}
-	}
 	trust := e.Trust
 	if trust == "" {
 		trust = "system"
@@ -43,11 +38,6 @@ func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error)
 		e.MissionID, e.RunID, seq, e.Kind, string(e.Payload), trust, e.CreatedAt).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert event: %w", err)
-	}
-	if q.d.AfterEvent != "" {
-		if _, err := q.q.ExecContext(ctx, q.d.AfterEvent); err != nil {
-			return 0, fmt.Errorf("insert event: notify: %w", err)
-		}
 	}
 	return id, nil
 }
