@@ -57,8 +57,10 @@ type AgentQueries interface {
 	ReleaseAgentWorkspace(ctx context.Context, workspace, opID string) error
 	// StartAgentPackageInstall writes p (state installing) only if the
 	// package has no row or its row is not installing, installed or
-	// broken: a compare-and-set, so that of servers sharing the database
-	// one installs. ErrConflict otherwise.
+	// broken, and, for a community package, still holds p.Version and is
+	// reviewed: a compare-and-set, so that of servers sharing the
+	// database one installs, and never a version added since the caller
+	// read the row. ErrConflict otherwise.
 	StartAgentPackageInstall(ctx context.Context, p AgentPackage) error
 	// MarkAgentPackageBroken marks an installing package broken with why,
 	// if it is still installing as of updatedAt (a compare-and-set);

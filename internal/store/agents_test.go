@@ -286,7 +286,8 @@ func TestListAgentsPages(t *testing.T) {
 
 // TestReviewAgentPackageCompareAndSet: a review writes reviewed_at only,
 // and only while the row holds the version that was reviewed; a version
-// added since (a concurrent `aos package add`) is not marked reviewed.
+// added since (a concurrent `aos package add`) is not marked reviewed, nor
+// installed on the strength of an earlier read.
 func TestReviewAgentPackageCompareAndSet(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
@@ -317,6 +318,26 @@ func TestReviewAgentPackageCompareAndSet(t *testing.T) {
 		want.ReviewedAt = 6
 		if got, err := s.GetAgentPackage(ctx, "x/r"); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("after the review = %+v, %v; want %+v (only reviewed_at written)", got, err, want)
+		}
+
+		// An install of a community package starts only from the
+		// version it read, and only once that version is reviewed.
+		inst := v1
+		inst.State, inst.ReviewedAt, inst.UpdatedAt = "installing", 5, 7
+		if err := s.StartAgentPackageInstall(ctx, inst); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("install of a replaced version: %v, want ErrConflict", err)
+		}
+		u := store.AgentPackage{PackageID: "x/u", Source: "community", Manifest: []byte(`{}`), Version: "v1", State: "not_installed", UpdatedAt: 1}
+		if err := s.UpsertAgentPackage(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		u.State, u.ReviewedAt = "installing", 3 // a stale read that said reviewed
+		if err := s.StartAgentPackageInstall(ctx, u); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("install of an unreviewed version: %v, want ErrConflict", err)
+		}
+		inst.Version = "v2"
+		if err := s.StartAgentPackageInstall(ctx, inst); err != nil {
+			t.Fatalf("install of the reviewed version: %v", err)
 		}
 	})
 }
