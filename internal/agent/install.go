@@ -94,9 +94,7 @@ func (s *Service) install(ctx context.Context, r *opRun, p pkgInfo) error {
 	row.Dir, row.Version, row.State, row.Broken, row.UpdatedAt = dir, p.src.version, InstallInstalling, "", s.now()
 	if err := s.st.StartAgentPackageInstall(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			// Another server sharing the database began (or finished,
-			// or broke) this install since it was looked up.
-			return &Error{Code: CodeDSHBusy, Message: id + " is being installed by another aos server", Guidance: "wait for that installation to finish, then prepare again with a new key"}
+			return s.installConflict(ctx, row)
 		}
 		return storageErr("record the installation", err)
 	}
@@ -113,6 +111,12 @@ func (s *Service) install(ctx context.Context, r *opRun, p pkgInfo) error {
 	}
 	if err := os.CopyFS(dir, p.src.fsys); err != nil {
 		return broken(CodePackageBroken, "cannot copy the package tree: "+err.Error(), nil)
+	}
+	// The copy is what runs: it must be the version recorded (and, for a
+	// community package, reviewed), not a tree a concurrent add put in
+	// its source directory since the row was read.
+	if got, err := loadPackage(os.DirFS(dir)); err != nil || got.version != row.Version {
+		return broken(CodePackageBroken, "the package's tree changed while it was being installed (another version was added); its setup was not run", nil)
 	}
 	if p.src.m.Setup != "" {
 		if err := r.step(ctx, PhaseSetup); err != nil {
@@ -134,6 +138,20 @@ func (s *Service) install(ctx context.Context, r *opRun, p pkgInfo) error {
 		return &Error{Code: CodeInstallUnconfirmed, Message: "the installation finished but could not be recorded", Guidance: "inspect " + dir, Err: err}
 	}
 	return nil
+}
+
+// installConflict explains a refused StartAgentPackageInstall: another
+// server began (or finished, or broke) the install since row was read, or
+// a community package's row now holds another, unreviewed version.
+func (s *Service) installConflict(ctx context.Context, row store.AgentPackage) error {
+	id := row.PackageID
+	cur, err := s.st.GetAgentPackage(ctx, id)
+	if err == nil && cur.Source == SourceCommunity && cur.State != InstallInstalling && cur.State != InstallInstalled && cur.State != InstallBroken &&
+		(cur.Version != row.Version || cur.ReviewedAt == 0) {
+		return &Error{Code: CodePackageReviewRequired, Message: id + " changed since it was read (another version was added); the new version is not reviewed",
+			Guidance: "the owner reads it and reviews it on this machine: aos package review " + id}
+	}
+	return &Error{Code: CodeDSHBusy, Message: id + " is being installed by another aos server", Guidance: "wait for that installation to finish, then prepare again with a new key"}
 }
 
 func readManifestBytes(src pkgSource) ([]byte, error) { return fs.ReadFile(src.fsys, ManifestFile) }

@@ -329,7 +329,10 @@ func (s *Service) AddPackage(ctx context.Context, source string) (Package, error
 }
 
 // ReviewPackage records that the owner reviewed a community package's
-// tree (its version): it becomes installAllowed.
+// tree (its version): it becomes installAllowed. Only the review is
+// written, and only while the index still holds the version that was
+// read: if a concurrent add replaced it, the new tree is not marked
+// reviewed and PACKAGE_REVIEW_REQUIRED says to read it and review again.
 func (s *Service) ReviewPackage(ctx context.Context, id string) (Package, error) {
 	p, ok, err := s.lookup(ctx, id)
 	if err != nil {
@@ -341,9 +344,14 @@ func (s *Service) ReviewPackage(ctx context.Context, id string) (Package, error)
 	if p.src.official {
 		return s.view(p), nil
 	}
-	p.row.ReviewedAt, p.row.UpdatedAt = s.now(), s.now()
-	if err := s.st.UpsertAgentPackage(ctx, p.row); err != nil {
+	now := s.now()
+	if err := s.st.ReviewAgentPackage(ctx, id, p.row.Version, now); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return Package{}, &Error{Code: CodePackageReviewRequired, Message: id + " changed while it was being reviewed (another version was added); the new version is not reviewed",
+				Guidance: "read the package again, then: aos package review " + id, Err: err}
+		}
 		return Package{}, storageErr("record the review", err)
 	}
+	p.row.ReviewedAt = now
 	return s.view(p), nil
 }

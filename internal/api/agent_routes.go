@@ -26,7 +26,9 @@ func (s *Server) agentRoutes() []Route {
 		// Adding and reviewing a community package are the owner's trust
 		// decisions (a reviewed package's setup runs as the owner's user).
 		{Method: "POST", Pattern: "/packages", Scope: o, Req: AddPackageRequest{}, Resp: agent.Package{}, Status: 201, handle: s.addPackage},
-		{Method: "POST", Pattern: "/packages/{owner}/{name}/review", Scope: o, Resp: agent.Package{}, handle: s.reviewPackage},
+		// 409 PACKAGE_REVIEW_REQUIRED: another version was added while
+		// the review was being recorded; it is not marked reviewed.
+		{Method: "POST", Pattern: "/packages/{owner}/{name}/review", Scope: o, Resp: agent.Package{}, Errors: []int{409}, handle: s.reviewPackage},
 		{Method: "POST", Pattern: "/agents/prepare", Scope: w, Req: agent.PrepareRequest{}, Resp: agent.PrepareResult{}, handle: s.prepareAgent},
 		{Method: "GET", Pattern: "/agents", Scope: r, Query: AgentsQuery{}, Resp: []agent.Agent{}, handle: s.listAgents},
 		{Method: "GET", Pattern: "/agents/{id}", Scope: r, Resp: agent.Agent{}, handle: s.getAgent},

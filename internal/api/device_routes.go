@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/aos-run/aos/internal/device"
 	"github.com/aos-run/aos/internal/mission"
@@ -111,15 +110,6 @@ func (s *Server) deviceSocket(w http.ResponseWriter, r *http.Request, _ mission.
 	}
 	d.Serve(w, r, dev)
 	return nil
-}
-
-// bearerHeader returns the Authorization header's bearer token, if any.
-func bearerHeader(r *http.Request) string {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(tok)
 }
 
 // publicOrigin is the origin a device should connect to: the configured

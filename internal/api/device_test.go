@@ -323,8 +323,15 @@ func TestDeviceRateLimitAndBackpressure(t *testing.T) {
 		t.Errorf("past the bucket on another socket: %v, want RATE_LIMITED", m)
 	}
 	// A device has at most MaxSockets (4) open: the fifth closes at once.
-	b.mustDial(tok)
-	b.mustDial(tok)
+	// A socket counts once the server registers it, after the handshake
+	// the dial returns on: an answer (here RATE_LIMITED, which costs no
+	// token) says the third and fourth are registered before the fifth
+	// dials, or the fifth could take the fourth's place.
+	for range 2 {
+		if m := b.mustDial(tok).call(map[string]any{"type": "operation.get", "operationId": "fast"}); errCode(m) != agent.CodeRateLimited {
+			t.Errorf("a socket past the bucket: %v, want RATE_LIMITED", m)
+		}
+	}
 	fifth := b.mustDial(tok)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -230,13 +230,13 @@ func (s *Server) checkOrigin(r *http.Request) error {
 	return &apiError{status: http.StatusForbidden, code: codeCSRF, msg: "the request's Origin is not this server's public origin"}
 }
 
+// tokenOf returns a request's credential: the Authorization header's
+// bearer token when the header is present (bearerHeader: "" for another
+// scheme, never a fall-back), else the WebSocket subprotocol
+// "bearer.<token>" (a browser cannot set headers on a WebSocket).
 func tokenOf(r *http.Request) string {
-	if a := r.Header.Get("Authorization"); a != "" {
-		scheme, tok, ok := strings.Cut(a, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
-		}
-		return ""
+	if r.Header.Get("Authorization") != "" {
+		return bearerHeader(r)
 	}
 	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
 		for _, p := range strings.Split(v, ",") {
@@ -246,4 +246,16 @@ func tokenOf(r *http.Request) string {
 		}
 	}
 	return ""
+}
+
+// bearerHeader returns the Authorization header's bearer token ("Bearer",
+// in any case, then one space; the token trimmed of white space), or "".
+// It is tokenOf's header rule, and all of the device socket's: a device
+// authenticates with the header only, never a subprotocol.
+func bearerHeader(r *http.Request) string {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
 }

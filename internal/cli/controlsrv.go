@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 
 	"github.com/aos-run/aos/internal/clients"
 	"github.com/aos-run/aos/internal/control"
@@ -72,20 +68,8 @@ func clientManager(ctx context.Context, log *slog.Logger) (*clients.Manager, err
 	if err != nil {
 		return nil, nil // no home: no user-local file
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, hostconfig.MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	uf, err := hostconfig.ParseUser(path, data)
-	if err != nil {
+	uf, err := hostconfig.LoadUser(path)
+	if err != nil || uf == nil {
 		return nil, err
 	}
 	if len(uf.Clients) == 0 {

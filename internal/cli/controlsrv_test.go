@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aos-run/aos/internal/clients"
+	"github.com/aos-run/aos/internal/hostconfig"
 )
 
 // TestClientManagerFromUserConfig: the client programs of the user-local
@@ -53,5 +56,46 @@ func TestClientManagerFromUserConfig(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "DISPLAY=:7") || strings.Contains(string(b), "SECRET") {
 		t.Errorf("the client's environment:\n%s", b)
+	}
+}
+
+// TestClientManagerRefusesAFIFO: a FIFO at the user-local config path (no
+// writer will ever come) is refused at once with hostconfig's typed error,
+// instead of blocking the daemon's start in open(2).
+func TestClientManagerRefusesAFIFO(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".config", "aos", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A reader blocked in open(2) is released when a writer opens the
+	// FIFO, so that a failing run leaks no goroutine.
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(cfg, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = f.Close()
+		}
+	})
+	ctx := withEnv(context.Background(), func(k string) string { return map[string]string{"HOME": home}[k] })
+	type result struct {
+		m   *clients.Manager
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := clientManager(ctx, nil)
+		done <- result{m, err}
+	}()
+	select {
+	case r := <-done:
+		var he *hostconfig.Error
+		if r.m != nil || !errors.As(r.err, &he) || he.File != cfg || !strings.Contains(he.Msg, "not a regular file") {
+			t.Fatalf("a FIFO as the user config: %v, %v; want a hostconfig.Error naming %s", r.m, r.err, cfg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("clientManager still blocked after 10s on a FIFO at the user config path")
 	}
 }

@@ -90,6 +90,19 @@ func Load(root, userPath string) (*Snapshot, error) {
 	return s, nil
 }
 
+// LoadUser reads and validates the user-local file at path alone, for
+// what is needed before any project (the client programs aos up owns).
+// An absent file is (nil, nil). It is read by Load's rule: opened once,
+// without blocking, and refused with an *Error unless it is a regular
+// file, so that a FIFO or a device there cannot hang the caller.
+func LoadUser(path string) (*UserFile, error) {
+	data, _, err := readOptional(path, true)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return ParseUser(path, data)
+}
+
 // readOptional reads a regular file; an absent one is (nil, "", nil). The
 // file is opened once and checked on its descriptor, never stat-then-read.
 // The repository's file (follow false) is what a merged branch could have

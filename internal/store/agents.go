@@ -12,6 +12,12 @@ type AgentQueries interface {
 	GetAgentPackage(ctx context.Context, id string) (AgentPackage, error)
 	// ListAgentPackages returns every row, by package id.
 	ListAgentPackages(ctx context.Context) ([]AgentPackage, error)
+	// ReviewAgentPackage records that the owner reviewed package id at
+	// version: it sets reviewed_at only, and only while the row's version
+	// is still version (a compare-and-set, so that a concurrent add of
+	// another version is never marked reviewed). ErrConflict if the row
+	// is gone or holds another version.
+	ReviewAgentPackage(ctx context.Context, id, version string, reviewedAt int64) error
 
 	// InsertAgentOperation reserves an operation; ErrConflict if its id or
 	// its (identity, key) exists.
@@ -51,8 +57,10 @@ type AgentQueries interface {
 	ReleaseAgentWorkspace(ctx context.Context, workspace, opID string) error
 	// StartAgentPackageInstall writes p (state installing) only if the
 	// package has no row or its row is not installing, installed or
-	// broken: a compare-and-set, so that of servers sharing the database
-	// one installs. ErrConflict otherwise.
+	// broken, and, for a community package, still holds p.Version and is
+	// reviewed: a compare-and-set, so that of servers sharing the
+	// database one installs, and never a version added since the caller
+	// read the row. ErrConflict otherwise.
 	StartAgentPackageInstall(ctx context.Context, p AgentPackage) error
 	// MarkAgentPackageBroken marks an installing package broken with why,
 	// if it is still installing as of updatedAt (a compare-and-set);

@@ -283,3 +283,61 @@ func TestListAgentsPages(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewAgentPackageCompareAndSet: a review writes reviewed_at only,
+// and only while the row holds the version that was reviewed; a version
+// added since (a concurrent `aos package add`) is not marked reviewed, nor
+// installed on the strength of an earlier read.
+func TestReviewAgentPackageCompareAndSet(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		v1 := store.AgentPackage{PackageID: "x/r", Source: "community", Origin: "/src/r", Dir: "/d/r", Manifest: []byte(`{"v":1}`), Version: "v1", State: "not_installed", UpdatedAt: 1}
+		if err := s.UpsertAgentPackage(ctx, v1); err != nil {
+			t.Fatal(err)
+		}
+		// The owner read v1; v2 is added before the review is written.
+		v2 := v1
+		v2.Manifest, v2.Version, v2.UpdatedAt = []byte(`{"v":2}`), "v2", 2
+		if err := s.UpsertAgentPackage(ctx, v2); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReviewAgentPackage(ctx, "x/r", "v1", 5); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("review of a replaced version: %v, want ErrConflict", err)
+		}
+		if got, err := s.GetAgentPackage(ctx, "x/r"); err != nil || got.Version != "v2" || got.ReviewedAt != 0 || string(got.Manifest) != `{"v":2}` {
+			t.Fatalf("after the refused review = %+v, %v", got, err)
+		}
+		if err := s.ReviewAgentPackage(ctx, "x/none", "v1", 5); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("review of a missing package: %v, want ErrConflict", err)
+		}
+		if err := s.ReviewAgentPackage(ctx, "x/r", "v2", 6); err != nil {
+			t.Fatal(err)
+		}
+		want := v2
+		want.ReviewedAt = 6
+		if got, err := s.GetAgentPackage(ctx, "x/r"); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after the review = %+v, %v; want %+v (only reviewed_at written)", got, err, want)
+		}
+
+		// An install of a community package starts only from the
+		// version it read, and only once that version is reviewed.
+		inst := v1
+		inst.State, inst.ReviewedAt, inst.UpdatedAt = "installing", 5, 7
+		if err := s.StartAgentPackageInstall(ctx, inst); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("install of a replaced version: %v, want ErrConflict", err)
+		}
+		u := store.AgentPackage{PackageID: "x/u", Source: "community", Manifest: []byte(`{}`), Version: "v1", State: "not_installed", UpdatedAt: 1}
+		if err := s.UpsertAgentPackage(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		u.State, u.ReviewedAt = "installing", 3 // a stale read that said reviewed
+		if err := s.StartAgentPackageInstall(ctx, u); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("install of an unreviewed version: %v, want ErrConflict", err)
+		}
+		inst.Version = "v2"
+		if err := s.StartAgentPackageInstall(ctx, inst); err != nil {
+			t.Fatalf("install of the reviewed version: %v", err)
+		}
+	})
+}

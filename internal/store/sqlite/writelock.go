@@ -24,9 +24,11 @@ import (
 // Dialect.Lock: the kernel's, and the shared code's own InsertMissionRun,
 // ClaimStart and EndRun) first takes an exclusive flock on <db>.writelock,
 // whose waiters the kernel wakes the moment it is released: a writer waits
-// for the transactions ahead of it, never for a sleep. SQLite's own lock and busy_timeout stay underneath,
-// for writers that are not aos transactions (autocommit statements, the
-// sqlite3 shell).
+// for the transactions ahead of it, never for a sleep. The worker's
+// periodic autocommit writes (RenewLeases, UpsertWorker) take it too,
+// around their one statement (underWriteLock). SQLite's own lock and
+// busy_timeout stay underneath, for writers that are not aos transactions
+// (the other autocommit statements, the sqlite3 shell).
 //
 // A released flock is not handed to a waiter: the kernel wakes the
 // waiters and the first to run takes it. The process that just released
@@ -164,4 +166,33 @@ func (s *Store) InsertAudit(ctx context.Context, a store.AuditRecord) (id int64,
 		return err
 	})
 	return id, err
+}
+
+// underWriteLock runs fn, one autocommit write statement, under the write
+// lock, as Tx runs a transaction (but counts no commit of Tx's).
+func underWriteLock[T any](ctx context.Context, s *Store, what string, fn func() (T, error)) (T, error) {
+	unlock, err := s.wlock.lock(ctx)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	defer unlock()
+	return fn()
+}
+
+// RenewLeases renews a worker's leases under the write lock: as a bare
+// autocommit statement, run every lease tick by every worker, it met
+// another process's transactions through SQLite's sleeping busy handler.
+func (s *Store) RenewLeases(ctx context.Context, p store.RenewLeasesParams) ([]store.RenewedLease, error) {
+	if len(p.Held) == 0 {
+		return nil, nil
+	}
+	return underWriteLock(ctx, s, "renew leases", func() ([]store.RenewedLease, error) { return s.DB.RenewLeases(ctx, p) })
+}
+
+// UpsertWorker writes a worker's row (its periodic heartbeat) under the
+// write lock, for the same reason as RenewLeases.
+func (s *Store) UpsertWorker(ctx context.Context, w store.Worker) error {
+	_, err := underWriteLock(ctx, s, "upsert worker", func() (struct{}, error) { return struct{}{}, s.DB.UpsertWorker(ctx, w) })
+	return err
 }

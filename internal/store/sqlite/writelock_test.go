@@ -133,7 +133,8 @@ func TestReadsDoNotQueueBehindAWriteTransaction(t *testing.T) {
 
 // TestEveryTransactionTakesTheWriteLock: the store's multi-statement
 // writes of the shared code (mission creation, claim, a run's end), the
-// audit insert, a prune and Tx itself all wait for the write lock another
+// audit insert, the worker's periodic writes (lease renewal, its row), a
+// prune and Tx itself all wait for the write lock another
 // process holds, instead of going to SQLite's lock (free here) and,
 // under load, to its sleeping busy handler. Released, each runs.
 func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
@@ -165,6 +166,16 @@ func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
 			run, _, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: "w", Now: 5, LeaseUntil: 50})
 			fence = store.Fence{RunID: run.ID, Owner: "w", Token: run.FencingToken}
 			return err
+		}},
+		{"RenewLeases", func(ctx context.Context) error {
+			got, err := s.RenewLeases(ctx, store.RenewLeasesParams{Owner: "w", Held: []store.LeaseRef{{RunID: fence.RunID, Token: fence.Token}}, LeaseUntil: 60})
+			if err == nil && len(got) != 1 {
+				err = fmt.Errorf("renewed %+v, want the claimed run", got)
+			}
+			return err
+		}},
+		{"UpsertWorker", func(ctx context.Context) error {
+			return s.UpsertWorker(ctx, store.Worker{ID: "w", Version: "v", Hostname: "h", StartedAt: 1, LastSeen: 6})
 		}},
 		{"EndRun", func(ctx context.Context) error {
 			return s.EndRun(ctx, store.SetRunStateParams{Fence: fence, Status: "done", EndedAt: 9, Now: 9},

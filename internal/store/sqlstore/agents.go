@@ -63,6 +63,14 @@ func (q *queries) ListAgentPackages(ctx context.Context) ([]store.AgentPackage, 
 	return out, rows.Err()
 }
 
+func (q *queries) ReviewAgentPackage(ctx context.Context, id, version string, reviewedAt int64) error {
+	res, err := q.q.ExecContext(ctx, `UPDATE agent_packages SET reviewed_at = $3 WHERE package_id = $1 AND version = $2`, id, version, reviewedAt)
+	if err != nil {
+		return fmt.Errorf("review agent package %s: %w", id, err)
+	}
+	return affected1(res, "review agent package "+id+" at version "+version, store.ErrConflict)
+}
+
 const agentOpCols = `id, identity, idem_key, fingerprint, package_id, request, state, phase, agent_id, workspace, error_code, error_message, guidance, doctor, created_at, updated_at, owner, lease_until`
 
 const activeOps = `('accepted','running')`
@@ -198,7 +206,8 @@ func (q *queries) StartAgentPackageInstall(ctx context.Context, p store.AgentPac
 	res, err := q.q.ExecContext(ctx, `INSERT INTO agent_packages (`+agentPackageCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)
 ON CONFLICT (package_id) DO UPDATE SET source = excluded.source, origin = excluded.origin, dir = excluded.dir, manifest = excluded.manifest,
  version = excluded.version, state = excluded.state, broken = excluded.broken, reviewed_at = excluded.reviewed_at, updated_at = excluded.updated_at
- WHERE agent_packages.state NOT IN ('installing', 'installed', 'broken')`,
+ WHERE agent_packages.state NOT IN ('installing', 'installed', 'broken')
+  AND (excluded.source <> 'community' OR (agent_packages.version = excluded.version AND agent_packages.reviewed_at > 0))`,
 		p.PackageID, p.Source, p.Origin, p.Dir, string(p.Manifest), p.Version, p.State, p.Broken, p.ReviewedAt, p.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("start agent package install %s: %w", p.PackageID, err)

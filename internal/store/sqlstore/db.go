@@ -1,7 +1,7 @@
 // Package sqlstore holds the SQL that the SQLite and PostgreSQL drivers
 // share. Both speak $N placeholders, RETURNING and ON CONFLICT, store times
 // as Unix milliseconds and JSON as text, so one implementation serves both;
-// what differs (the claim query, how events are ordered and announced, how a
+// what differs (the claim query, how events are ordered, how a
 // transaction begins, which errors are transient) is a Dialect.
 package sqlstore
 
@@ -27,9 +27,6 @@ type Dialect struct {
 	// "FOR NO KEY UPDATE"; SQLite's immediate transaction already holds
 	// the database's write lock).
 	RowLock string
-	// BeforeEvent runs in the same transaction before an event insert.
-	// Empty for both drivers today.
-	BeforeEvent string
 	// EventPos is the column readers order events by and use as the
 	// cursor: "id" on SQLite, whose single writer commits ids in order;
 	// "pos" on PostgreSQL, assigned after commit by Sequence.
@@ -45,9 +42,6 @@ type Dialect struct {
 	// its WHERE on rows a previous sequencer changed), or an event could be
 	// given a second position and be delivered twice.
 	Sequence string
-	// AfterEvent runs after an event insert (PostgreSQL: pg_notify, which
-	// is delivered at commit). Empty for SQLite.
-	AfterEvent string
 	// HeldLeases is a subquery yielding (run id, fencing token) rows from
 	// $3, a JSON array of [id, token] pairs: RenewLeases matches a worker's
 	// leases against it in one statement whatever their number.

@@ -25,21 +25,11 @@ func (q *queries) sequence(ctx context.Context) error {
 }
 
 func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error) {
-	if q.d.BeforeEvent != "" {
-		if _, err := q.q.ExecContext(ctx, q.d.BeforeEvent); err != nil {
-			return 0, fmt.Errorf("insert event: order lock: %w", err)
-		}
-	}
 	args := eventArgs(e)
 	var id int64
 	err := q.q.QueryRowContext(ctx, `INSERT INTO events (`+eventInsertCols+`) VALUES (`+placeholders(1, len(args))+`) RETURNING id`, args...).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert event: %w", err)
-	}
-	if q.d.AfterEvent != "" {
-		if _, err := q.q.ExecContext(ctx, q.d.AfterEvent); err != nil {
-			return 0, fmt.Errorf("insert event: notify: %w", err)
-		}
 	}
 	return id, nil
 }
