@@ -129,5 +129,11 @@ func (s *Service) CloneArgs(ctx context.Context, raw string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(t.pinArgs(), "-c", "http.followRedirects=false"), nil
+	return t.gitOptions(), nil
+}
+
+// gitOptions are the git options that go before "clone" for t: its
+// address pinning, and no redirect.
+func (t cloneTarget) gitOptions() []string {
+	return append(t.pinArgs(), "-c", "http.followRedirects=false")
 }

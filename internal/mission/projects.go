@@ -268,8 +268,7 @@ func (s *Service) gitInit(ctx context.Context, dir string) error {
 func (s *Service) gitClone(ctx context.Context, url, dir string, target cloneTarget) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.CloneTimeout)
 	defer cancel()
-	args := append(target.pinArgs(), "-c", "http.followRedirects=false",
-		"clone", "--quiet", "--no-recurse-submodules", "--", url, dir)
+	args := append(target.gitOptions(), "clone", "--quiet", "--no-recurse-submodules", "--", url, dir)
 	// The context's deadline is the clone timeout; gitx's own bound is
 	// only a backstop behind it.
 	out, err := s.runGit(ctx, gitx.Cmd{Args: args, Timeout: s.opts.CloneTimeout + time.Minute})
