@@ -34,13 +34,19 @@ import (
 // so a command sees its cgroup as /aos-sandbox-PID-N instead of /. The
 // cgroup file systems stay read-only to it either way.
 
-// enter moves pid (its whole thread group) into each of j's cgroups.
-// Errors are left to confineWrapper to find.
-func (j *cgroupJob) enter(pid int) {
+// move moves pid (its whole thread group) into each of j's cgroups,
+// stopping at the first that refuses it.
+func (j *cgroupJob) move(pid int) error {
 	for _, f := range j.procsFiles() {
-		_ = os.WriteFile(f, []byte(strconv.Itoa(pid)), 0)
+		if err := os.WriteFile(f, []byte(strconv.Itoa(pid)), 0); err != nil {
+			return err
+		}
 	}
+	return nil
 }
+
+// enter is move whose error is left to confineWrapper to find.
+func (j *cgroupJob) enter(pid int) { _ = j.move(pid) }
 
 // enterEarly moves bwrap (pid) into j's cgroups, then its child when
 // child sends it, unless it is already there or no longer bwrap's child
@@ -106,10 +112,8 @@ func (j *cgroupJob) holds(pid int) (bool, error) {
 func (j *cgroupJob) confine(pid int) error {
 	in, err := j.holds(pid)
 	if err == nil && !in {
-		for _, f := range j.procsFiles() {
-			if werr := os.WriteFile(f, []byte(strconv.Itoa(pid)), 0); werr != nil {
-				return &SetupError{Message: fmt.Sprintf("move the command into its cgroup: %v", werr)}
-			}
+		if werr := j.move(pid); werr != nil {
+			return &SetupError{Message: fmt.Sprintf("move the command into its cgroup: %v", werr)}
 		}
 		in, err = j.holds(pid)
 	}
