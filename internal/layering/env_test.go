@@ -41,6 +41,7 @@ var envEdge = map[string]string{
 	"internal/sandbox/config.go": "a Config built without HostHome still hides the owner's HOME (os.UserHomeDir), never shows it",
 	// Test support, linked only by tests.
 	"internal/store/storetest/storetest.go": "the conformance suite's harness finds the test cluster (AOS_TEST_POSTGRES_URL)",
+	"internal/testbin/testbin.go":           "go build of a test's program inherits the test's environment, plus CGO_ENABLED=0 (the static build scripts/run.sh makes)",
 	"internal/backend/adapter.go":           "installRoot never exposes the owner's HOME as a tool's install root (os.UserHomeDir): a safety default, like the sandbox's HostHome",
 }
 
