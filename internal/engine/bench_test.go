@@ -22,9 +22,9 @@ import (
 // BenchmarkAgentLoop measures the agent loop's overhead per turn: a
 // 100-turn mission against the scripted model server, which answers at
 // once, of one read_file per turn ("read") or one write_file per turn
-// ("write"; an idempotent write with a probe, whose intent and result both
-// commit). Every tenth turn also updates a criterion, so the stall guard
-// sees progress.
+// ("write"; an idempotent write with a probe: its intent commits, its
+// result rides on the next commit). Every tenth turn also updates a
+// criterion, so the stall guard sees progress.
 //
 // Each iteration runs the mission twice, interleaved (the order alternates
 // between iterations): with every record committed on its own ("every",
@@ -36,18 +36,18 @@ import (
 // Anthropic SDK to the same server, one after another, with no loop, no
 // store and no tools. A run's time is its execution (the run's started_at
 // to ended_at: setup, the turns and the end, not the mission's creation nor
-// its claim). It reports, per turn (101 turns: 100 tools, then finish):
-//
-//   - every-ms/turn, deferred-ms/turn: the run's time;
-//   - floor-ms/turn: the replayed model calls (the mean of both runs');
-//   - every-overhead-ms/turn, deferred-overhead-ms/turn: the run's time
-//     less its own floor: what aos spends per turn;
-//   - overhead-ratio: deferred's overhead over every's (issue 17's goal:
-//     ≤ 0.40);
-//   - every-commits/turn, deferred-commits/turn: the store's count of
-//     committed transactions.
+// its claim). Per turn (101 turns: 100 tools, then finish) it reports
+// every-ms/turn and deferred-ms/turn (the run's time); floor-ms/turn (the
+// replayed model calls, the mean of both runs'); every-overhead-ms/turn
+// and deferred-overhead-ms/turn (the run's time less its own floor: what
+// aos spends per turn); overhead-ratio (deferred's overhead over every's;
+// issue 17's goal is ≤ 0.40); every-commits/turn and deferred-commits/turn
+// (the store's count of committed transactions).
 //
 //	go test -run '^$' -bench AgentLoop -benchtime 3x -count 3 ./internal/engine
+//
+// AOS_BENCH_LOOP_MODE=every or =deferred runs one mode only (for a CPU
+// profile of it); the other mode's figures are then meaningless.
 func BenchmarkAgentLoop(b *testing.B) {
 	const turns = 100
 	for _, work := range []struct{ name, call string }{
@@ -72,6 +72,9 @@ func BenchmarkAgentLoop(b *testing.B) {
 						modes = []bool{false, true}
 					}
 					for _, m := range modes {
+						if only := os.Getenv("AOS_BENCH_LOOP_MODE"); only != "" && only != modeName(m) {
+							continue // profiling one mode
+						}
 						f := benchLoopOnce(b, driver, sb.String(), turns, m)
 						if m {
 							every.add(f)
@@ -94,6 +97,13 @@ func BenchmarkAgentLoop(b *testing.B) {
 			})
 		}
 	}
+}
+
+func modeName(every bool) string {
+	if every {
+		return "every"
+	}
+	return "deferred"
 }
 
 // loopFigures sum one mode's runs.
