@@ -75,7 +75,7 @@ func (a *Adapter) Params(req provider.Request) sdk.BetaMessageNewParams {
 //
 // The encoded parameters of the last request are kept: an agent loop sends
 // the same model, system prompt and tools on every turn, and encoding them
-// through the SDK is reflective (≈ 0.3 ms with aos's tools).
+// through the SDK is reflective and grows with the tools' schemas.
 func (a *Adapter) Body(req provider.Request) (sdk.BetaMessageNewParams, []byte, error) {
 	enc := a.last.Load()
 	if enc == nil || !enc.key.matches(req) {
