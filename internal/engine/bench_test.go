@@ -34,15 +34,21 @@ import (
 // run sent (as the scripted server recorded them: the same growing
 // conversation, system prompt and tools) are replayed through the official
 // Anthropic SDK to the same server, one after another, with no loop, no
-// store and no tools. A run's time is its execution (the run's started_at
-// to ended_at: setup, the turns and the end, not the mission's creation nor
-// its claim). Per turn (101 turns: 100 tools, then finish) it reports
-// every-ms/turn and deferred-ms/turn (the run's time); floor-ms/turn (the
-// replayed model calls, the mean of both runs'); every-overhead-ms/turn
-// and deferred-overhead-ms/turn (the run's time less its own floor: what
-// aos spends per turn); overhead-ratio (deferred's overhead over every's;
+// store and no tools.
+//
+// A turn's time is measured in steady state: from the run's first model
+// request to its last, over the 100 turns between them (each a model call
+// and what the loop does with its answer), so the mission's setup and end
+// (its git worktree, a few dozen git processes) are left out. It reports,
+// per turn: every-ms/turn and deferred-ms/turn (that time); floor-ms/turn
+// (a replayed model call, the mean of both runs'); every-overhead-ms/turn
+// and deferred-overhead-ms/turn (a turn less its run's own floor: what aos
+// spends per turn); overhead-ratio (deferred's overhead over every's;
 // issue 17's goal is ≤ 0.40); every-commits/turn and deferred-commits/turn
-// (the store's count of committed transactions).
+// (the store's count of committed transactions, setup and end included);
+// and the same over the whole run (started_at to ended_at, over 101 turns,
+// setup and end included): every-run-ms/turn, deferred-run-ms/turn and
+// run-overhead-ratio.
 //
 //	go test -run '^$' -bench AgentLoop -benchtime 3x -count 3 ./internal/engine
 //
@@ -84,16 +90,21 @@ func BenchmarkAgentLoop(b *testing.B) {
 					}
 				}
 				per := float64(b.N * (turns + 1))
-				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / per }
-				eo, do := ms(every.run-every.floor), ms(deferred.run-deferred.floor)
-				b.ReportMetric(ms(every.run), "every-ms/turn")
-				b.ReportMetric(ms(deferred.run), "deferred-ms/turn")
-				b.ReportMetric((ms(every.floor)+ms(deferred.floor))/2, "floor-ms/turn")
+				ms := func(d time.Duration, n float64) float64 { return float64(d.Microseconds()) / 1000 / n }
+				steady := float64(b.N * turns)
+				floorE, floorD := ms(every.floor, per), ms(deferred.floor, per)
+				eo, do := ms(every.steady, steady)-floorE, ms(deferred.steady, steady)-floorD
+				b.ReportMetric(ms(every.steady, steady), "every-ms/turn")
+				b.ReportMetric(ms(deferred.steady, steady), "deferred-ms/turn")
+				b.ReportMetric((floorE+floorD)/2, "floor-ms/turn")
 				b.ReportMetric(eo, "every-overhead-ms/turn")
 				b.ReportMetric(do, "deferred-overhead-ms/turn")
 				b.ReportMetric(do/eo, "overhead-ratio")
 				b.ReportMetric(float64(every.commits)/per, "every-commits/turn")
 				b.ReportMetric(float64(deferred.commits)/per, "deferred-commits/turn")
+				b.ReportMetric(ms(every.run, per), "every-run-ms/turn")
+				b.ReportMetric(ms(deferred.run, per), "deferred-run-ms/turn")
+				b.ReportMetric((ms(deferred.run, per)-floorD)/(ms(every.run, per)-floorE), "run-overhead-ratio")
 			})
 		}
 	}
@@ -108,12 +119,13 @@ func modeName(every bool) string {
 
 // loopFigures sum one mode's runs.
 type loopFigures struct {
-	run, floor time.Duration
-	commits    uint64
+	run, steady, floor time.Duration
+	commits            uint64
 }
 
 func (f *loopFigures) add(g loopFigures) {
 	f.run += g.run
+	f.steady += g.steady
 	f.floor += g.floor
 	f.commits += g.commits
 }
@@ -148,22 +160,29 @@ func benchLoopOnce(b *testing.B, driver, scriptYAML string, turns int, every boo
 		b.Fatalf("run times: started %d, ended %d", r.StartedAt, r.EndedAt)
 	}
 	stop()
-	f.floor = modelFloor(b, e.srv, turns+1)
+	f.steady, f.floor = modelFloor(b, e.srv, turns+1)
 	return f
 }
 
-// modelFloor replays the model requests srv recorded, in order, through
-// the official Anthropic SDK (configured as the adapter configures it) to
-// srv, reading each answer's stream to its end, and returns the time they
-// took. want is the number of model requests the run must have sent.
-func modelFloor(b *testing.B, srv *script.Server, want int) time.Duration {
+// modelFloor returns the time from the first to the last of the model
+// requests srv recorded (the run's steady state), then replays them, in
+// order, through the official Anthropic SDK (configured as the adapter
+// configures it) to srv, reading each answer's stream to its end, and
+// returns the time the replay took. want is the number of model requests
+// the run must have sent.
+func modelFloor(b *testing.B, srv *script.Server, want int) (steady, floor time.Duration) {
 	b.Helper()
 	var bodies [][]byte
+	var first, last time.Time
 	for _, r := range srv.Requests() {
 		if r.Method == http.MethodPost && r.Path == "/v1/messages" {
 			if r.Status != http.StatusOK {
 				b.Fatalf("model request %d answered %d: %s", r.Seq, r.Status, r.Error)
 			}
+			if len(bodies) == 0 {
+				first = r.Time
+			}
+			last = r.Time
 			bodies = append(bodies, r.Body)
 		}
 	}
@@ -188,5 +207,5 @@ func modelFloor(b *testing.B, srv *script.Server, want int) time.Duration {
 			b.Fatalf("replay model request %d: stopped %v, %v", i, stopped, err)
 		}
 	}
-	return time.Since(start)
+	return last.Sub(first), time.Since(start)
 }
