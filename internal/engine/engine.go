@@ -129,6 +129,7 @@ type loop struct {
 	tools      []provider.ToolDef
 	toolNames  []string
 	transcript provider.Transcript
+	digest     transcriptDigest // of transcript, kept running
 
 	criteria  []Criterion
 	confirmed bool
@@ -230,12 +231,7 @@ type modelFailure struct {
 
 // callModel runs one model_call step.
 func (l *loop) callModel() (modelResult, error) {
-	sum := sha256.New()
-	for _, e := range l.transcript {
-		sum.Write(e)
-		sum.Write([]byte{0})
-	}
-	req := map[string]any{"model": l.model, "effort": l.in.Effort, "turn": l.turn, "transcriptSha256": hex.EncodeToString(sum.Sum(nil)), "toolNames": l.toolNames}
+	req := map[string]any{"model": l.model, "effort": l.in.Effort, "turn": l.turn, "transcriptSha256": l.digest.sum(l.transcript), "toolNames": l.toolNames}
 	var out modelResult
 	res, err := l.rc.Step(kernel.StepSpec{Kind: "model_call", Name: "model", Effect: kernel.EffectModelCall, Request: req, Announce: true},
 		func(ctx context.Context, _ string) (kernel.Outcome, error) {

@@ -192,6 +192,18 @@ func (k *Kernel) event(ctx context.Context, q store.Queries, missionID, runID st
 	return err
 }
 
+// stepEvent inserts a step event (step.started, step.completed,
+// step.failed) of step s whose body (its request, result or error) is
+// canonical JSON.
+func (k *Kernel) stepEvent(ctx context.Context, q store.Queries, missionID, runID string, seq int, kind string, s store.Step, bodyKey string, body []byte) error {
+	b, err := stepEventJSON(s, bodyKey, body)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", kind, err)
+	}
+	_, err = q.InsertEvent(ctx, store.Event{MissionID: missionID, RunID: runID, Seq: &seq, Kind: kind, Payload: b, CreatedAt: k.now()})
+	return err
+}
+
 // MissionSpec creates a mission and its root run.
 type MissionSpec struct {
 	// ID, when set, is the mission's id: a UUID the caller derived from

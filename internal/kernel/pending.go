@@ -8,7 +8,7 @@ import (
 )
 
 // Deferred records: the results of steps that may run again after a crash
-// (pure, read, model_call and idempotent_write steps without a probe) and
+// (pure, read, model_call and idempotent_write steps, probed or not) and
 // the internal steps (now, uuid, emit, owner_messages) are not committed on
 // their own. They wait in the run's pending list and are written, in seq
 // order and before anything else, by the run's next transaction: an intent,
@@ -20,8 +20,9 @@ import (
 // steps whose re-execution is harmless. The invariants of seed §2 hold: an
 // effect's intent commits before the effect runs, and that commit carries
 // every result the decision to run it was based on; a non_idempotent
-// result commits at once. A lost lease drops the pending records: the new
-// holder re-executes those steps.
+// result commits at once; a probed idempotent_write found started after a
+// crash is settled by its probe. A lost lease drops the pending records:
+// the new holder re-executes (or probes) those steps.
 
 // pendingRecord is one deferred write.
 type pendingRecord struct {
@@ -143,7 +144,12 @@ func (rc *runCtx) dropPending(written []pendingRecord) {
 }
 
 // deferrable reports whether a step's result may wait for the run's next
-// commit: its step may run again after a crash, and no probe decides it.
+// commit: its step may run again after a crash (it is not
+// non_idempotent). A probed step (an idempotent_write with a probe, such
+// as write_file) is one: its intent committed before it ran, so a crash
+// before the next commit finds it started and its probe settles it, as a
+// crash between its exec and its own commit did; the next decision's
+// commit carries its result.
 func deferrable(spec StepSpec) bool {
-	return spec.Effect != EffectNonIdempotent && spec.Reconcile == nil
+	return spec.Effect != EffectNonIdempotent
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -144,7 +145,7 @@ func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) er
 		if err := q.InsertStep(rc.ctx, s); err != nil {
 			return err
 		}
-		return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.started", stepEventPayload(s, "request", reqJSON))
+		return rc.k.stepEvent(rc.ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.started", s, "request", reqJSON)
 	})
 	if errors.Is(err, ErrCancelled) {
 		rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
@@ -165,6 +166,46 @@ func stepEventPayload(s store.Step, bodyKey string, body []byte) map[string]any 
 		p["truncated"] = true
 	}
 	return p
+}
+
+// stepEvent is a step event's payload, its fields in the order canonical
+// JSON sorts its keys.
+type stepEvent struct {
+	Effect    string          `json:"effect"`
+	Error     json.RawMessage `json:"error,omitempty"`
+	Kind      string          `json:"kind"`
+	Name      string          `json:"name"`
+	Request   json.RawMessage `json:"request,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Seq       int             `json:"seq"`
+	Truncated bool            `json:"truncated,omitempty"`
+}
+
+// stepEventJSON is CanonicalJSON(stepEventPayload(s, bodyKey, body)) for a
+// body that is canonical JSON already (a request, result or error as the
+// kernel records them), built in one pass: the body is copied, not decoded
+// and encoded again.
+func stepEventJSON(s store.Step, bodyKey string, body []byte) ([]byte, error) {
+	e := stepEvent{Effect: s.Effect, Kind: s.Kind, Name: s.Name, Seq: s.Seq}
+	switch {
+	case !utf8.ValidString(s.Effect) || !utf8.ValidString(s.Kind) || !utf8.ValidString(s.Name):
+		// Canonical JSON writes U+FFFD for invalid bytes as the character;
+		// one pass would write its escape.
+		return CanonicalJSON(stepEventPayload(s, bodyKey, body))
+	case len(body) > maxEventBodyLen:
+		e.Truncated = true
+	case len(body) == 0:
+		return CanonicalJSON(stepEventPayload(s, bodyKey, body)) // null
+	case bodyKey == "request":
+		e.Request = body
+	case bodyKey == "result":
+		e.Result = body
+	case bodyKey == "error":
+		e.Error = body
+	default:
+		return CanonicalJSON(stepEventPayload(s, bodyKey, body))
+	}
+	return marshal(e)
 }
 
 // execute runs exec and records its outcome. fresh, when set, means no
@@ -243,9 +284,9 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 		}
 		s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
 		if execErr != nil {
-			return rc.k.event(ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.failed", stepEventPayload(s, "error", p.Error))
+			return rc.k.stepEvent(ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.failed", s, "error", p.Error)
 		}
-		if err := rc.k.event(ctx, q, rc.run.MissionID, rc.run.ID, &seq, "step.completed", stepEventPayload(s, "result", result)); err != nil {
+		if err := rc.k.stepEvent(ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.completed", s, "result", result); err != nil {
 			return err
 		}
 		if u.isZero() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -27,6 +28,8 @@ type Adapter struct {
 	// real is set when the adapter talks to the provider's own API (no
 	// base URL configured): scripted models are refused there.
 	real bool
+	// last is the last request's encoded parameters (see Body).
+	last atomic.Pointer[encoded]
 }
 
 var (

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,18 +69,67 @@ func (a *Adapter) Params(req provider.Request) sdk.BetaMessageNewParams {
 }
 
 // Body encodes the request body of req: the typed parameters through the
-// SDK, the transcript spliced in as it is (see provider.SpliceBody).
+// SDK, the transcript spliced in as it is (see provider.SpliceBody). The
+// parameters returned are those the SDK reads for its headers (the betas),
+// not the body: the body sent is ours.
+//
+// The encoded parameters of the last request are kept: an agent loop sends
+// the same model, system prompt and tools on every turn, and encoding them
+// through the SDK is reflective and grows with the tools' schemas.
 func (a *Adapter) Body(req provider.Request) (sdk.BetaMessageNewParams, []byte, error) {
-	p := a.Params(req)
-	small, err := p.MarshalJSON()
-	if err != nil {
-		return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
+	enc := a.last.Load()
+	if enc == nil || !enc.key.matches(req) {
+		p := a.Params(req)
+		small, err := p.MarshalJSON()
+		if err != nil {
+			return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
+		}
+		enc = &encoded{key: keyOf(req), small: small, headers: sdk.BetaMessageNewParams{Model: p.Model, Betas: p.Betas}}
+		a.last.Store(enc)
 	}
-	body, err := provider.SpliceBody(small, req.Transcript)
+	body, err := provider.SpliceBody(enc.small, req.Transcript)
 	if err != nil {
-		return p, nil, fmt.Errorf("anthropic: encode request: %w", err)
+		return enc.headers, nil, fmt.Errorf("anthropic: encode request: %w", err)
 	}
-	return p, body, nil
+	return enc.headers, body, nil
+}
+
+// encoded is a request's parameters encoded, the transcript's sentinel in
+// place, with the parameters the SDK reads for its headers.
+type encoded struct {
+	key     requestKey
+	small   []byte
+	headers sdk.BetaMessageNewParams
+}
+
+// requestKey is what the encoded parameters depend on: a request without
+// its transcript. It holds its own copy of the tools.
+type requestKey struct {
+	model, system string
+	effort        provider.Effort
+	maxTokens     int64
+	tools         []provider.ToolDef
+}
+
+func keyOf(req provider.Request) requestKey {
+	tools := make([]provider.ToolDef, len(req.Tools))
+	for i, t := range req.Tools {
+		tools[i] = provider.ToolDef{Name: t.Name, Description: t.Description, InputSchema: bytes.Clone(t.InputSchema)}
+	}
+	return requestKey{model: req.Model, system: req.System, effort: req.Effort, maxTokens: req.MaxOutputTokens, tools: tools}
+}
+
+// matches reports whether req encodes as the request of k did.
+func (k requestKey) matches(req provider.Request) bool {
+	if k.model != req.Model || k.system != req.System || k.effort != req.Effort || k.maxTokens != req.MaxOutputTokens || len(k.tools) != len(req.Tools) {
+		return false
+	}
+	for i, t := range req.Tools {
+		if k.tools[i].Name != t.Name || k.tools[i].Description != t.Description || !bytes.Equal(k.tools[i].InputSchema, t.InputSchema) {
+			return false
+		}
+	}
+	return true
 }
 
 // Call implements provider.Adapter.
@@ -96,8 +146,8 @@ func (a *Adapter) Call(ctx context.Context, req provider.Request) (*provider.Res
 		acc := newAccumulator(emit)
 		actx, wd, cancel := provider.StartWatchdog(ctx, a.cfg.IdleTimeout)
 		defer cancel()
-		// params still go to the SDK for the headers they carry (betas);
-		// the body sent is ours.
+		// params go to the SDK for the headers they carry (betas); the
+		// body sent is ours.
 		opts := append([]option.RequestOption{attemptOption(n), option.WithRequestBody("application/json", body)}, keyOpts...)
 		stream := a.client.Beta.Messages.NewStreaming(actx, params, opts...)
 		defer stream.Close()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aos-run/aos/internal/provider"
+	"github.com/aos-run/aos/internal/provider/anthropic"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -195,5 +196,60 @@ func TestPriceUsesCatalogueAndConfiguredModels(t *testing.T) {
 	}
 	if got := b.a.Price("script:free", u); got != 0 {
 		t.Errorf("unpriced script = %v", got)
+	}
+}
+
+// TestBodyCacheFollowsTheRequest: the adapter keeps the last request's
+// encoded parameters; every request that differs in what they encode
+// (model, system prompt, effort, output cap, a tool's name, description or
+// schema, even one changed in place in the caller's slice) must be sent as
+// a fresh adapter would send it.
+func TestBodyCacheFollowsTheRequest(t *testing.T) {
+	t.Parallel()
+	cfg := provider.Config{BaseURL: "http://127.0.0.1:1", Getenv: func(string) string { return "k" }}
+	cached := anthropic.New(cfg)
+	tr := cached.InitTranscript("hi")
+	shared := tools() // changed in place below
+	base := provider.Request{Model: "claude-opus-5-5", System: "You are aos.", Tools: shared, Transcript: tr}
+	for _, tc := range []struct {
+		name string
+		req  func() provider.Request
+	}{
+		{"first", func() provider.Request { return base }},
+		{"same again", func() provider.Request { return base }},
+		{"model", func() provider.Request { r := base; r.Model = "claude-haiku-4-5"; return r }},
+		{"system", func() provider.Request { r := base; r.System = "You are someone else."; return r }},
+		{"effort", func() provider.Request { r := base; r.Effort = provider.EffortLow; return r }},
+		{"output cap", func() provider.Request { r := base; r.MaxOutputTokens = 99; return r }},
+		{"no tools", func() provider.Request { r := base; r.Tools = nil; return r }},
+		{"tool name", func() provider.Request { r := base; r.Tools = tools(); r.Tools[1].Name = "sh"; return r }},
+		{"tool description", func() provider.Request { r := base; r.Tools = tools(); r.Tools[0].Description = "Read."; return r }},
+		{"schema changed in place", func() provider.Request {
+			copy(shared[0].InputSchema[bytes.Index(shared[0].InputSchema, []byte(`"path"`)):], `"PATH"`)
+			return base
+		}},
+		{"longer transcript", func() provider.Request {
+			r := base
+			r.Transcript = cached.AppendUser(tr, "more")
+			return r
+		}},
+	} {
+		// The cache holds base (or the shared tools, unchanged): the case
+		// differs from it in one thing only.
+		if _, _, err := cached.Body(base); err != nil {
+			t.Fatal(err)
+		}
+		req := tc.req()
+		_, got, err := cached.Body(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want, err := anthropic.New(cfg).Body(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the adapter sent\n%s\nwhere a fresh one sends\n%s", tc.name, got, want)
+		}
 	}
 }
