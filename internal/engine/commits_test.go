@@ -106,36 +106,11 @@ func TestCrashWhereACommitWasRemoved(t *testing.T) {
 			t.Run(strings.ReplaceAll(at, ":", "_"), func(t *testing.T) {
 				e := newEnv(t, storetest.New(t, db.Driver), deferredScript)
 				rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
-				err := e.runChild(t, rid, "AOS_TEST_KILL_RECORD="+at)
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
-					t.Fatalf("child was not killed at %s: %v", at, err)
-				}
-				if err := e.runChild(t, rid); err != nil {
-					t.Fatalf("resuming child: %v", err)
-				}
-				r := e.wait(rid, kernel.StatusPartial, kernel.StatusFailed, kernel.StatusBlocked, kernel.StatusWaiting)
-				if r.Status != kernel.StatusPartial {
-					e.dumpSteps(rid)
-					t.Fatalf("status %s (a question means an effect's record was lost): %s %s", r.Status, r.Error, r.Result)
-				}
+				e.killAndResume(t, rid, at, "a question means an effect's record was lost")
 				if b, _ := os.ReadFile(filepath.Join(e.branchTree(rid), "log.txt")); string(b) != "t1\nt2\n" {
 					t.Errorf("log.txt = %q, want each command's line once", b)
 				}
-				reqs := e.srv.Requests()
-				last := string(reqs[len(reqs)-1].Body)
-				if n := strings.Count(last, `"type":"tool_result"`); n != 3 {
-					t.Errorf("final request has %d tool results, want 3", n)
-				}
-				steps, err := e.db.Store.ListSteps(context.Background(), rid, -1, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i, s := range steps {
-					if s.Seq != i || s.Status != "completed" {
-						t.Errorf("step %d: seq %d %s %s/%s, want a gapless completed journal", i, s.Seq, s.Status, s.Kind, s.Name)
-					}
-				}
+				e.wantUninterrupted(t, rid, 3)
 			})
 		}
 	})
@@ -169,39 +144,55 @@ func TestCrashAfterADeferredProbedResult(t *testing.T) {
 			t.Run(strings.ReplaceAll(at, ":", "_"), func(t *testing.T) {
 				e := newEnv(t, storetest.New(t, db.Driver), probedWriteScript)
 				rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
-				err := e.runChild(t, rid, "AOS_TEST_KILL_RECORD="+at)
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
-					t.Fatalf("child was not killed at %s: %v", at, err)
-				}
-				if err := e.runChild(t, rid); err != nil {
-					t.Fatalf("resuming child: %v", err)
-				}
-				r := e.wait(rid, kernel.StatusPartial, kernel.StatusFailed, kernel.StatusBlocked, kernel.StatusWaiting)
-				if r.Status != kernel.StatusPartial {
-					e.dumpSteps(rid)
-					t.Fatalf("status %s (a question means the probe did not settle the step): %s %s", r.Status, r.Error, r.Result)
-				}
+				e.killAndResume(t, rid, at, "a question means the probe did not settle the step")
 				if b, err := os.ReadFile(filepath.Join(e.branchTree(rid), "notes.txt")); err != nil || string(b) != "two\n" {
 					t.Errorf("notes.txt = %q, %v; want the edit applied once", b, err)
 				}
 				if n := e.git("rev-list", "--count", "main.."+e.branchOf(rid)); n != "1" {
 					t.Errorf("commits on the mission branch = %s, want exactly 1", n)
 				}
-				reqs := e.srv.Requests()
-				if last := string(reqs[len(reqs)-1].Body); strings.Count(last, `"type":"tool_result"`) != 3 {
-					t.Errorf("final request has %d tool results, want 3", strings.Count(last, `"type":"tool_result"`))
-				}
-				steps, err := e.db.Store.ListSteps(context.Background(), rid, -1, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i, s := range steps {
-					if s.Seq != i || s.Status != "completed" {
-						t.Errorf("step %d: seq %d %s %s/%s, want a gapless completed journal", i, s.Seq, s.Status, s.Kind, s.Name)
-					}
-				}
+				e.wantUninterrupted(t, rid, 3)
 			})
 		}
 	})
+}
+
+// killAndResume runs a worker child that is killed when the record at is
+// written, then one that resumes the run, and waits for the run to end
+// partial; another end fails the test, saying why (why).
+func (e *env) killAndResume(t *testing.T, rid, at, why string) {
+	t.Helper()
+	err := e.runChild(t, rid, "AOS_TEST_KILL_RECORD="+at)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+		t.Fatalf("child was not killed at %s: %v", at, err)
+	}
+	if err := e.runChild(t, rid); err != nil {
+		t.Fatalf("resuming child: %v", err)
+	}
+	r := e.wait(rid, kernel.StatusPartial, kernel.StatusFailed, kernel.StatusBlocked, kernel.StatusWaiting)
+	if r.Status != kernel.StatusPartial {
+		e.dumpSteps(rid)
+		t.Fatalf("status %s (%s): %s %s", r.Status, why, r.Error, r.Result)
+	}
+}
+
+// wantUninterrupted checks what a resumed run shares with one never
+// interrupted: the model's last request carries results tool results,
+// and the journal is gapless, every step completed.
+func (e *env) wantUninterrupted(t *testing.T, rid string, results int) {
+	t.Helper()
+	reqs := e.srv.Requests()
+	if n := strings.Count(string(reqs[len(reqs)-1].Body), `"type":"tool_result"`); n != results {
+		t.Errorf("final request has %d tool results, want %d", n, results)
+	}
+	steps, err := e.db.Store.ListSteps(context.Background(), rid, -1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range steps {
+		if s.Seq != i || s.Status != "completed" {
+			t.Errorf("step %d: seq %d %s %s/%s, want a gapless completed journal", i, s.Seq, s.Status, s.Kind, s.Name)
+		}
+	}
 }
