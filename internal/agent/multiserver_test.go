@@ -4,9 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/aos-run/aos/internal/agent"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
 )
 
@@ -20,8 +22,15 @@ func (b *bundle) peer(ms agent.Missions) *agent.Service {
 	if ms == nil {
 		ms = b.ms
 	}
-	svc, err := agent.New(agent.Options{Store: b.db.Store, Missions: ms, WorkspaceRoot: b.root, DataDir: b.data,
-		Getenv: func(k string) string { return b.env[k] }, SetupTimeout: 30e9, DoctorTimeout: 30e9, Lease: testLease})
+	return b.service(b.db.Store, ms)
+}
+
+// service starts an agent service over st and ms on b's workspace root
+// and data dir, stopped when the test ends.
+func (b *bundle) service(st store.Store, ms agent.Missions) *agent.Service {
+	b.t.Helper()
+	svc, err := agent.New(agent.Options{Store: st, Missions: ms, WorkspaceRoot: b.root, DataDir: b.data,
+		Getenv: func(k string) string { return b.env[k] }, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: testLease})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -33,18 +42,36 @@ func (b *bundle) peer(ms agent.Missions) *agent.Service {
 	return svc
 }
 
-// gatedMissions holds CreateProject until gate is closed, telling entered
-// when a call arrives.
+// gatedMissions holds the calls of one kind (gated: "project" for
+// CreateProject, "mission" for CreateMission and CreateMissionOnce) until
+// gate is closed, telling entered when such a call arrives.
 type gatedMissions struct {
 	agent.Missions
+	gated   string
 	entered chan struct{}
 	gate    chan struct{}
 }
 
+func (g gatedMissions) hold(kind string) {
+	if kind == g.gated {
+		g.entered <- struct{}{}
+		<-g.gate
+	}
+}
+
 func (g gatedMissions) CreateProject(ctx context.Context, a mission.Actor, r mission.CreateProjectRequest) (mission.Project, error) {
-	g.entered <- struct{}{}
-	<-g.gate
+	g.hold("project")
 	return g.Missions.CreateProject(ctx, a, r)
+}
+
+func (g gatedMissions) CreateMission(ctx context.Context, a mission.Actor, r mission.CreateRequest) (mission.Mission, error) {
+	g.hold("mission")
+	return g.Missions.CreateMission(ctx, a, r)
+}
+
+func (g gatedMissions) CreateMissionOnce(ctx context.Context, a mission.Actor, key string, r mission.CreateRequest) (mission.Mission, bool, error) {
+	g.hold("mission")
+	return g.Missions.CreateMissionOnce(ctx, a, key, r)
 }
 
 // TestWorkspaceAcrossServers: two services on one database (two servers)
@@ -59,7 +86,7 @@ func TestWorkspaceAcrossServers(t *testing.T) {
 		b.pkg(fixture{id: "fix/two", doctor: okDoctor}, true)
 		repo := filepath.Join(b.root, "repo")
 		gitInit(t, repo)
-		g := gatedMissions{Missions: b.ms, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+		g := gatedMissions{Missions: b.ms, gated: "project", entered: make(chan struct{}, 1), gate: make(chan struct{})}
 		first := b.peer(g)
 		released := false
 		t.Cleanup(func() {

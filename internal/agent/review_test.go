@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aos-run/aos/internal/agent"
 	"github.com/aos-run/aos/internal/store"
@@ -31,23 +30,6 @@ func (r racingStore) StartAgentPackageInstall(ctx context.Context, p store.Agent
 		r.afterStartInstall(p.PackageID)
 	}
 	return err
-}
-
-// serviceOn starts another agent service on b's workspace root and data
-// dir, over st (b's database, wrapped).
-func (b *bundle) serviceOn(st store.Store) *agent.Service {
-	b.t.Helper()
-	svc, err := agent.New(agent.Options{Store: st, Missions: b.ms, WorkspaceRoot: b.root, DataDir: b.data,
-		Getenv: func(k string) string { return b.env[k] }, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: testLease})
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := svc.Start(ctx); err != nil {
-		b.t.Fatal(err)
-	}
-	b.t.Cleanup(func() { cancel(); svc.Wait() })
-	return svc
 }
 
 func (r racingStore) GetAgentPackage(ctx context.Context, id string) (store.AgentPackage, error) {
@@ -150,7 +132,7 @@ func TestInstallRacingANewVersion(t *testing.T) {
 				dir := b.pkg(fixture{id: "fix/irace", setup: countSetup, doctor: okDoctor}, true)
 				rs := &racingStore{Store: db.Store}
 				c.race(b, rs, dir)
-				racer := b.serviceOn(rs)
+				racer := b.service(rs, b.ms)
 				res, err := racer.Prepare(context.Background(), agent.OwnerIdentity, agent.PrepareRequest{MachineID: racer.MachineID(), PackageID: "fix/irace",
 					IdempotencyKey: "ir-1", Workspace: agent.Workspace{Kind: agent.WorkspaceNew}})
 				if err != nil {

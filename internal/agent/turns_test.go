@@ -75,26 +75,6 @@ func TestAmbiguousSendReconciled(t *testing.T) {
 	})
 }
 
-// gatedCreates holds mission creation (keyed or not) until gate is
-// closed, telling entered when a call arrives.
-type gatedCreates struct {
-	agent.Missions
-	entered chan struct{}
-	gate    chan struct{}
-}
-
-func (g gatedCreates) CreateMission(ctx context.Context, a mission.Actor, r mission.CreateRequest) (mission.Mission, error) {
-	g.entered <- struct{}{}
-	<-g.gate
-	return g.Missions.CreateMission(ctx, a, r)
-}
-
-func (g gatedCreates) CreateMissionOnce(ctx context.Context, a mission.Actor, key string, r mission.CreateRequest) (mission.Mission, bool, error) {
-	g.entered <- struct{}{}
-	<-g.gate
-	return g.Missions.CreateMissionOnce(ctx, a, key, r)
-}
-
 // TestSendAcrossServersOneMission: two services on one database (two
 // servers) get the same send. The first has recorded the receipt and is
 // creating the mission (held); the second finds the receipt pending and
@@ -110,7 +90,7 @@ func TestSendAcrossServersOneMission(t *testing.T) {
 		if o.State != agent.StateReady {
 			t.Fatalf("%s", js(o))
 		}
-		g := gatedCreates{Missions: b.ms, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+		g := gatedMissions{Missions: b.ms, gated: "mission", entered: make(chan struct{}, 1), gate: make(chan struct{})}
 		first := b.peer(g)
 		send := agent.TurnSendRequest{MachineID: b.svc.MachineID(), AgentID: *o.AgentID, IdempotencyKey: "both-1", Text: "Do it once."}
 		type answer struct {
