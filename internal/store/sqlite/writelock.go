@@ -196,3 +196,12 @@ func (s *Store) UpsertWorker(ctx context.Context, w store.Worker) error {
 	_, err := underWriteLock(ctx, s, "upsert worker", func() (struct{}, error) { return struct{}{}, s.DB.UpsertWorker(ctx, w) })
 	return err
 }
+
+// RenewAgentOperationLeases renews an aos server's preparation leases
+// (every lease/3, on every server) under the write lock, for the same
+// reason as RenewLeases.
+func (s *Store) RenewAgentOperationLeases(ctx context.Context, owner string, leaseUntil int64) (int64, error) {
+	return underWriteLock(ctx, s, "renew agent operation leases", func() (int64, error) {
+		return s.DB.RenewAgentOperationLeases(ctx, owner, leaseUntil)
+	})
+}

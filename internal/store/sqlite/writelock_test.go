@@ -133,7 +133,8 @@ func TestReadsDoNotQueueBehindAWriteTransaction(t *testing.T) {
 
 // TestEveryTransactionTakesTheWriteLock: the store's multi-statement
 // writes of the shared code (mission creation, claim, a run's end), the
-// audit insert, the worker's periodic writes (lease renewal, its row), a
+// audit insert, the periodic writes (a worker's lease renewal and its row, a server's
+// preparation leases), a
 // prune and Tx itself all wait for the write lock another
 // process holds, instead of going to SQLite's lock (free here) and,
 // under load, to its sleeping busy handler. Released, each runs.
@@ -172,6 +173,10 @@ func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
 			if err == nil && len(got) != 1 {
 				err = fmt.Errorf("renewed %+v, want the claimed run", got)
 			}
+			return err
+		}},
+		{"RenewAgentOperationLeases", func(ctx context.Context) error {
+			_, err := s.RenewAgentOperationLeases(ctx, "srv", 60)
 			return err
 		}},
 		{"UpsertWorker", func(ctx context.Context) error {
