@@ -79,7 +79,7 @@ func (s *Service) recoverOne(ctx context.Context, op store.AgentOperation) error
 	switch {
 	case err == nil:
 		op.AgentID, op.Workspace = a.ID, a.Workspace
-		if err := s.recheck(ctx, a.ID, op.ID); err != nil {
+		if err := s.recheckRecord(ctx, a); err != nil {
 			s.finish(ctx, &op, err)
 			return nil
 		}

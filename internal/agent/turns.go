@@ -126,7 +126,7 @@ func (s *Service) deliver(ctx context.Context, t store.AgentTurn, text string, r
 			}
 		}
 	}
-	if err := s.recheck(ctx, a.ID, a.OperationID); err != nil {
+	if err := s.recheckRecord(ctx, a); err != nil {
 		return s.recordTurn(ctx, t, "", err, reconcile)
 	}
 	req := mission.CreateRequest{Title: title, Objective: text, ProjectID: a.ProjectID, Engine: a.Engine}

@@ -63,9 +63,13 @@ func (t *timeline) run(ctx context.Context) error {
 	return t.s.k.ListenEvents(ctx, 0, t.missionID, func(e store.Event) error {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		// A persisted event is always shown, first; the live ones it
-		// releases after it.
-		xs := t.gate.admit(mission.Event{ID: e.ID, MissionID: e.MissionID, RunID: e.RunID, Seq: e.Seq, Kind: e.Kind, Payload: e.Payload})
+		// A persisted event is always shown, first; the live engine events
+		// it releases after it. (aos run shows no live model text, so only
+		// the engine's events pass the gate.)
+		var xs []mission.Event
+		if strings.HasPrefix(e.Kind, "engine.") {
+			xs = t.gate.admit(mission.Event{ID: e.ID, MissionID: e.MissionID, RunID: e.RunID, Seq: e.Seq, Kind: e.Kind, Payload: e.Payload})
+		}
 		if err := t.event(ctx, e); err != nil {
 			return err
 		}
