@@ -181,7 +181,12 @@ func SelfTestWith(ctx context.Context, sb Runner, engine, tmpBase string, timeou
 	case len(in.Files) != 1 || in.Files[0].Path != SelfTestFile || in.Files[0].Op != "added":
 		return fail("the engine changed %v, want only %s added", in.WriteSet, SelfTestFile)
 	}
-	b, err := readCapped(filepath.Join(wt, SelfTestFile), 4096)
+	wtDir, err := os.OpenRoot(wt)
+	if err != nil {
+		return rec, fmt.Errorf("backend: open the self-test worktree: %w", err)
+	}
+	defer wtDir.Close()
+	b, err := readCapped(wtDir, SelfTestFile, 4096)
 	if err != nil || strings.TrimSpace(string(b)) != token {
 		return fail("%s does not hold the token", SelfTestFile)
 	}

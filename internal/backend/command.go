@@ -109,12 +109,21 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	if err := os.Mkdir(io, 0o700); err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: make engine io dir: %w", err)
 	}
+	// The engine can write TMPDIR: it could rename the io dir away and put
+	// a link to a host directory in its place. aos reads and writes the
+	// io files through the directory it made, held open, never by path.
+	dir, err := os.OpenRoot(io)
+	if err != nil {
+		return EngineOutcome{}, fmt.Errorf("backend: open engine io dir: %w", err)
+	}
+	defer dir.Close()
 	req, err := json.Marshal(l.Request)
 	if err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: encode runtime request: %w", err)
 	}
-	reqPath, outPath, errPath := filepath.Join(io, "request.json"), filepath.Join(io, "result.json"), filepath.Join(io, "stderr.log")
-	if err := os.WriteFile(reqPath, req, 0o600); err != nil {
+	const reqName, outName, errName = "request.json", "result.json", "stderr.log"
+	reqPath, outPath, errPath := filepath.Join(io, reqName), filepath.Join(io, outName), filepath.Join(io, errName)
+	if err := dir.WriteFile(reqName, req, 0o600); err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: write runtime request: %w", err)
 	}
 	in := reqPath
@@ -131,11 +140,11 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	}
 	stopTail := func() {}
 	if l.OnLine != nil {
-		stopTail = tailLines(outPath, l.OnLine)
+		stopTail = tailLines(dir, outName, l.OnLine)
 	}
 	stopErrTail := func() {}
 	if l.OnErrLine != nil {
-		stopErrTail = tailLines(errPath, l.OnErrLine)
+		stopErrTail = tailLines(dir, errName, l.OnErrLine)
 	}
 	// The engine's own program (and a wrapper's) may live where the
 	// sandbox hides by default (HOME, the temp dirs): show it, read-only.
@@ -153,7 +162,7 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	if err != nil {
 		return EngineOutcome{}, fmt.Errorf("backend: run engine in the sandbox: %w", err)
 	}
-	eo := EngineOutcome{ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut, StderrTail: tailFile(errPath, 2000)}
+	eo := EngineOutcome{ExitCode: out.ExitCode, Signal: out.Signal, TimedOut: out.TimedOut, StderrTail: tailFile(dir, errName, 2000)}
 	if launcherOut := strings.TrimSpace(string(out.Output)); launcherOut != "" && eo.StderrTail == "" {
 		eo.StderrTail = clip(launcherOut, 2000)
 	}
@@ -169,7 +178,7 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 		return eo, nil
 	}
 	if l.Parse != nil {
-		raw, err := readCapped(outPath, l.MaxOut)
+		raw, err := readCapped(dir, outName, l.MaxOut)
 		if err == nil && l.OnOutput != nil {
 			l.OnOutput(raw)
 		}
@@ -182,7 +191,7 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 		eo.Summary = fmt.Sprintf("the engine exited %d without a usable result: %s", out.ExitCode, err.Error())
 		return eo, nil
 	}
-	raw, err := readCapped(outPath, MaxResultBytes)
+	raw, err := readCapped(dir, outName, MaxResultBytes)
 	if err == nil {
 		var r RuntimeResult
 		if r, err = ParseResult(raw); err == nil {
@@ -195,10 +204,11 @@ func runEngine(ctx context.Context, sb Runner, l launch) (EngineOutcome, error) 
 	return eo, nil
 }
 
-// readCapped reads a regular file the engine wrote, refusing more than max
-// bytes and anything but a regular file (no following a symlink it made).
-func readCapped(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+// readCapped reads the regular file name beneath dir that the engine
+// wrote, refusing more than max bytes and anything but a regular file (no
+// following a symlink it made, no blocking on a FIFO).
+func readCapped(dir *os.Root, name string, max int64) ([]byte, error) {
+	f, err := dir.OpenFile(name, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, badResult("no result file: the engine printed nothing on stdout")
 	}
@@ -217,9 +227,10 @@ func readCapped(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// tailFile returns the last n bytes of a file the engine wrote, sanitized.
-func tailFile(path string, n int64) string {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+// tailFile returns the last n bytes of the file name beneath dir that the
+// engine wrote, sanitized.
+func tailFile(dir *os.Root, name string, n int64) string {
+	f, err := dir.OpenFile(name, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return ""
 	}
@@ -244,9 +255,10 @@ func clipLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// tailLines follows a file the engine writes and hands each complete line
-// to fn, until the returned stop (which reads what is left).
-func tailLines(path string, fn func([]byte)) (stop func()) {
+// tailLines follows the file name beneath dir that the engine writes and
+// hands each complete line to fn, until the returned stop (which reads
+// what is left).
+func tailLines(dir *os.Root, name string, fn func([]byte)) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -254,7 +266,7 @@ func tailLines(path string, fn func([]byte)) (stop func()) {
 		var off int64
 		var partial []byte
 		read := func() {
-			f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+			f, err := dir.OpenFile(name, os.O_RDONLY|noFollow, 0)
 			if err != nil {
 				return
 			}

@@ -193,6 +193,25 @@ func main() {
 			time.Sleep(10 * time.Minute)
 		}
 		write("hello.txt", "hello after a rerun\n")
+	case "swapio":
+		// Hostile: move aos's io dir (in TMPDIR, writable here) away and
+		// leave a link to a host directory (plant:DIR) in its place. This
+		// result still goes to the moved dir's result.json (stdout was
+		// opened before exec).
+		write("hello.txt", "hello\n")
+		io := filepath.Join(os.Getenv("TMPDIR"), "aos-engine")
+		for _, w := range strings.Fields(req.Goal) {
+			if dir, ok := strings.CutPrefix(w, "plant:"); ok {
+				if err := os.Rename(io, io+".moved"); err != nil {
+					fmt.Fprintln(os.Stderr, "rename:", err)
+					os.Exit(3)
+				}
+				if err := os.Symlink(dir, io); err != nil {
+					fmt.Fprintln(os.Stderr, "symlink:", err)
+					os.Exit(3)
+				}
+			}
+		}
 	case "hang":
 		write("partial.txt", "partial work\n")
 		write("started", "")
