@@ -67,7 +67,7 @@ func (s *Service) PendingReveals(ctx context.Context) ([]Reveal, error) {
 	}
 	out := make([]Reveal, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, s.revealView(ctx, r))
+		out = append(out, s.revealView(r))
 	}
 	return out, nil
 }
@@ -84,13 +84,13 @@ func (s *Service) RevealOpened(ctx context.Context, operationID string, req Reve
 	if err != nil {
 		return Reveal{}, storageErr("record the reveal's acknowledgement", err)
 	}
-	return s.revealView(ctx, r), nil
+	return s.revealView(r), nil
 }
 
-func (s *Service) revealView(ctx context.Context, r store.AgentReveal) Reveal {
-	v := Reveal{OperationID: r.OperationID, MachineID: s.machineID, AgentID: r.AgentID, AgentName: r.AgentID, CreatedAt: r.CreatedAt}
-	if a, err := s.st.GetAgent(ctx, r.AgentID); err == nil {
-		v.AgentName, v.PackageID = a.Name, a.PackageID
+func (s *Service) revealView(r store.AgentReveal) Reveal {
+	v := Reveal{OperationID: r.OperationID, MachineID: s.machineID, AgentID: r.AgentID, AgentName: r.AgentName, PackageID: r.PackageID, CreatedAt: r.CreatedAt}
+	if v.AgentName == "" {
+		v.AgentName = r.AgentID
 	}
 	if r.OpenedAt != 0 {
 		at := r.OpenedAt

@@ -27,4 +27,8 @@ type AgentReveal struct {
 	AgentID     string
 	CreatedAt   int64
 	OpenedAt    int64
+	// AgentName and PackageID are the agent's, read with the reveal (empty
+	// when no agent row matches); InsertAgentReveal ignores them.
+	AgentName string
+	PackageID string
 }

@@ -16,8 +16,18 @@ ON CONFLICT (operation_id) DO NOTHING`, r.OperationID, r.AgentID, r.CreatedAt)
 	return nil
 }
 
+// revealFrom selects a reveal with its agent's name and package.
+const revealFrom = `SELECT r.operation_id, r.agent_id, r.created_at, r.opened_at, COALESCE(a.name, ''), COALESCE(a.package_id, '')
+FROM agent_reveals r LEFT JOIN agents a ON a.id = r.agent_id`
+
+func scanReveal(sc interface{ Scan(...any) error }) (store.AgentReveal, error) {
+	var r store.AgentReveal
+	err := sc.Scan(&r.OperationID, &r.AgentID, &r.CreatedAt, &r.OpenedAt, &r.AgentName, &r.PackageID)
+	return r, err
+}
+
 func (q *queries) ListPendingAgentReveals(ctx context.Context, limit int) ([]store.AgentReveal, error) {
-	query := `SELECT operation_id, agent_id, created_at, opened_at FROM agent_reveals WHERE opened_at = 0 ORDER BY created_at, operation_id`
+	query := revealFrom + ` WHERE r.opened_at = 0 ORDER BY r.created_at, r.operation_id`
 	args := []any{}
 	if limit > 0 {
 		query += ` LIMIT $1`
@@ -30,8 +40,8 @@ func (q *queries) ListPendingAgentReveals(ctx context.Context, limit int) ([]sto
 	defer rows.Close()
 	var out []store.AgentReveal
 	for rows.Next() {
-		var r store.AgentReveal
-		if err := rows.Scan(&r.OperationID, &r.AgentID, &r.CreatedAt, &r.OpenedAt); err != nil {
+		r, err := scanReveal(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list pending agent reveals: %w", err)
 		}
 		out = append(out, r)
@@ -44,9 +54,7 @@ func (q *queries) AckAgentReveal(ctx context.Context, operationID, agentID strin
 		at, operationID, agentID); err != nil {
 		return store.AgentReveal{}, fmt.Errorf("acknowledge agent reveal %s: %w", operationID, err)
 	}
-	var r store.AgentReveal
-	err := q.q.QueryRowContext(ctx, `SELECT operation_id, agent_id, created_at, opened_at FROM agent_reveals WHERE operation_id = $1 AND agent_id = $2`,
-		operationID, agentID).Scan(&r.OperationID, &r.AgentID, &r.CreatedAt, &r.OpenedAt)
+	r, err := scanReveal(q.q.QueryRowContext(ctx, revealFrom+` WHERE r.operation_id = $1 AND r.agent_id = $2`, operationID, agentID))
 	if err != nil {
 		return r, notFound(err, "acknowledge agent reveal "+operationID)
 	}
