@@ -19,6 +19,7 @@ import (
 	"github.com/aos-run/aos/internal/mission"
 	"github.com/aos-run/aos/internal/provider/script"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
+	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
 )
 
@@ -82,7 +83,14 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 // restarted aos would.
 func (b *bundle) start(afterCreate func(string)) {
 	b.t.Helper()
-	svc, err := agent.New(agent.Options{Store: b.db.Store, Missions: b.ms, WorkspaceRoot: b.root, DataDir: b.data,
+	b.svc, b.stop = b.launch(b.db.Store, b.ms, afterCreate)
+}
+
+// launch starts an agent service over st and ms on b's workspace root and
+// data dir, stopped when the test ends (or by the cancel it returns).
+func (b *bundle) launch(st store.Store, ms agent.Missions, afterCreate func(string)) (*agent.Service, context.CancelFunc) {
+	b.t.Helper()
+	svc, err := agent.New(agent.Options{Store: st, Missions: ms, WorkspaceRoot: b.root, DataDir: b.data,
 		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: testLease})
 	if err != nil {
 		b.t.Fatal(err)
@@ -91,8 +99,8 @@ func (b *bundle) start(afterCreate func(string)) {
 	if err := svc.Start(ctx); err != nil {
 		b.t.Fatal(err)
 	}
-	b.svc, b.stop = svc, cancel
 	b.t.Cleanup(func() { cancel(); svc.Wait() })
+	return svc, cancel
 }
 
 // fixture describes a community package written for a test. Setup and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/aos-run/aos/internal/agent"
 	"github.com/aos-run/aos/internal/mission"
@@ -29,16 +28,7 @@ func (b *bundle) peer(ms agent.Missions) *agent.Service {
 // and data dir, stopped when the test ends.
 func (b *bundle) service(st store.Store, ms agent.Missions) *agent.Service {
 	b.t.Helper()
-	svc, err := agent.New(agent.Options{Store: st, Missions: ms, WorkspaceRoot: b.root, DataDir: b.data,
-		Getenv: func(k string) string { return b.env[k] }, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: testLease})
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := svc.Start(ctx); err != nil {
-		b.t.Fatal(err)
-	}
-	b.t.Cleanup(func() { cancel(); svc.Wait() })
+	svc, _ := b.launch(st, ms, nil)
 	return svc
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,19 +144,10 @@ func TestInstallRacingANewVersion(t *testing.T) {
 				if strings.Contains(string(data), "unreviewed") {
 					t.Fatalf("the unreviewed setup ran (operation %s)", js(o))
 				}
-				if o.State == agent.StateReady || o.Error == nil || !contains(c.codes, o.Error.Code) {
+				if o.State == agent.StateReady || o.Error == nil || !slices.Contains(c.codes, o.Error.Code) {
 					t.Fatalf("operation %s, want an error coded %v", js(o), c.codes)
 				}
 			})
 		})
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
