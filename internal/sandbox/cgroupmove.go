@@ -65,17 +65,8 @@ func (j *cgroupJob) enterEarly(pid int, child <-chan int, done chan<- struct{}) 
 
 // parentPID is pid's parent from /proc/PID/stat, or -1.
 func parentPID(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	// "PID (COMM) STATE PPID …": COMM may hold spaces and parentheses.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
+	f, ok := procStat(pid)
+	if !ok || len(f) < 2 {
 		return -1
 	}
 	ppid, err := strconv.Atoi(f[1])
@@ -83,6 +74,21 @@ func parentPID(pid int) int {
 		return -1
 	}
 	return ppid
+}
+
+// procStat returns the fields of /proc/PID/stat after the command name
+// (state, ppid, …); ok is false when pid has no such file or it does not
+// parse. COMM may hold spaces and parentheses: it ends at the last ')'.
+func procStat(pid int) (fields []string, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+1:])), true
 }
 
 // holds reports whether pid is listed in every one of j's cgroups.

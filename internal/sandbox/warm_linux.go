@@ -447,10 +447,6 @@ func (b *warmBox) stop() {
 // a PID namespace's pid 1 becomes one only after every other process of
 // the namespace is dead).
 func gone(pid int) bool {
-	st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(st), ')')
-	return i < 0 || i+2 >= len(st) || st[i+2] == 'Z' || st[i+2] == 'X'
+	f, ok := procStat(pid)
+	return !ok || len(f) == 0 || f[0] == "Z" || f[0] == "X"
 }
