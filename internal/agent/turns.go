@@ -109,7 +109,7 @@ func (s *Service) deliver(ctx context.Context, t store.AgentTurn, text string, r
 	if reconcile {
 		m, err := s.ms.GetMission(ctx, mission.KeyedMissionID(turnMissionKey(t.ID)))
 		if err == nil {
-			return s.recordTurn(ctx, t, m.ID, nil, true)
+			return s.recordTurn(ctx, t, &m, nil, true)
 		}
 		if !errors.Is(err, mission.ErrNotFound) {
 			return Receipt{}, &Error{Code: CodeInternal, Message: "cannot reconcile the pending turn", Guidance: "retry the same key", Err: err}
@@ -122,12 +122,12 @@ func (s *Service) deliver(ctx context.Context, t store.AgentTurn, text string, r
 		}
 		for _, m := range ms {
 			if strings.HasPrefix(m.Title, "["+t.ID+"]") {
-				return s.recordTurn(ctx, t, m.ID, nil, true)
+				return s.recordTurn(ctx, t, &m, nil, true)
 			}
 		}
 	}
 	if err := s.recheckRecord(ctx, a); err != nil {
-		return s.recordTurn(ctx, t, "", err, reconcile)
+		return s.recordTurn(ctx, t, nil, err, reconcile)
 	}
 	req := mission.CreateRequest{Title: title, Objective: text, ProjectID: a.ProjectID, Engine: a.Engine}
 	if p, ok, err := s.lookup(ctx, a.PackageID); err == nil && ok {
@@ -159,13 +159,18 @@ func (s *Service) deliver(ctx context.Context, t store.AgentTurn, text string, r
 		if errors.As(err, &me) && me.Code == mission.CodeModelUnavailable {
 			code = CodeEngineActionRequired
 		}
-		return s.recordTurn(ctx, t, "", &Error{Code: code, Message: strings.TrimPrefix(err.Error(), "mission: "), Err: err}, reconcile)
+		return s.recordTurn(ctx, t, nil, &Error{Code: code, Message: strings.TrimPrefix(err.Error(), "mission: "), Err: err}, reconcile)
 	}
-	return s.recordTurn(ctx, t, mm.ID, nil, reconcile)
+	return s.recordTurn(ctx, t, &mm, nil, reconcile)
 }
 
-func (s *Service) recordTurn(ctx context.Context, t store.AgentTurn, missionID string, cause error, dup bool) (Receipt, error) {
-	t.MissionID, t.State, t.UpdatedAt = missionID, ReceiptAccepted, s.now()
+// recordTurn records the turn's outcome: its mission m (just made or
+// found, so its status is fresh), or the cause it failed with.
+func (s *Service) recordTurn(ctx context.Context, t store.AgentTurn, m *mission.Mission, cause error, dup bool) (Receipt, error) {
+	t.MissionID, t.State, t.UpdatedAt = "", ReceiptAccepted, s.now()
+	if m != nil {
+		t.MissionID = m.ID
+	}
 	if cause != nil {
 		var e *Error
 		if !errors.As(cause, &e) {
@@ -176,17 +181,26 @@ func (s *Service) recordTurn(ctx context.Context, t store.AgentTurn, missionID s
 	if err := s.st.UpdateAgentTurn(context.WithoutCancel(ctx), t); err != nil {
 		return Receipt{}, storageErr("record the receipt", err)
 	}
-	rc := s.receiptView(ctx, t)
+	rc := receiptOf(t)
+	if m != nil {
+		rc.MissionStatus = m.Status
+	}
 	rc.Duplicate = dup
 	return rc, nil
 }
 
-// receiptView is a receipt with its mission's current status.
-func (s *Service) receiptView(ctx context.Context, t store.AgentTurn) Receipt {
+// receiptOf is the receipt t, without its mission's status.
+func receiptOf(t store.AgentTurn) Receipt {
 	rc := Receipt{ReceiptID: t.ID, AgentID: t.AgentID, MissionID: t.MissionID, State: t.State, CreatedAt: t.CreatedAt}
 	if t.ErrorCode != "" {
 		rc.Error = &OpError{Code: t.ErrorCode, Message: t.ErrorMessage}
 	}
+	return rc
+}
+
+// receiptView is a receipt with its mission's current status.
+func (s *Service) receiptView(ctx context.Context, t store.AgentTurn) Receipt {
+	rc := receiptOf(t)
 	if t.MissionID != "" {
 		if m, err := s.ms.GetMission(ctx, t.MissionID); err == nil {
 			rc.MissionStatus = m.Status
