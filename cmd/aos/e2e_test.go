@@ -20,19 +20,23 @@ import (
 	"github.com/aos-run/aos/internal/demo"
 	"github.com/aos-run/aos/internal/provider/script/scripttest"
 	"github.com/aos-run/aos/internal/store/storeopen"
+	"github.com/aos-run/aos/internal/testbin"
 )
 
-// buildAOS builds the real binary once per test run.
+// aosProgram is the real binary, built once per test process (static,
+// as scripts/run.sh builds it); TestMain removes it.
+var aosProgram = testbin.New(".", "aos", "aos-cmd-e2e-")
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	aosProgram.Remove()
+	os.Exit(code)
+}
+
+// buildAOS returns the real binary, built once per test process.
 func buildAOS(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "aos")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as scripts/run.sh builds it
-	out, err := build.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return aosProgram.Path(t)
 }
 
 type result struct {
