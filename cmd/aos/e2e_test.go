@@ -66,6 +66,7 @@ type proc struct {
 	cmd   *exec.Cmd
 	lines chan string
 	done  chan error
+	gone  chan struct{} // closed once the process has been waited for
 }
 
 // start runs bin with args in env, streaming its combined output.

@@ -284,7 +284,7 @@ func startIn(t *testing.T, dir, bin string, env []string, args ...string) *proc 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
+	p := &proc{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1), gone: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
@@ -292,9 +292,33 @@ func startIn(t *testing.T, dir, bin string, env []string, args ...string) *proc 
 		}
 		close(p.lines)
 	}()
-	go func() { p.done <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	go func() { p.done <- cmd.Wait(); pw.Close(); close(p.gone) }()
+	t.Cleanup(func() { endProc(p) })
 	return p
+}
+
+// endProc ends p at a test's end: an interrupt first, so that a
+// supervisor (aos up) stops and waits for its children before the test's
+// temporary directories are removed (a child killed only by its parent's
+// death signal could still be writing the data dir then); a kill after
+// 15 s. It returns once p has been waited for.
+func endProc(p *proc) {
+	select {
+	case <-p.gone:
+		return
+	default:
+	}
+	go func() {
+		for range p.lines { // drain, so that it never blocks writing
+		}
+	}()
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.gone:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.gone
+	}
 }
 
 // stopProc interrupts p and waits for it a little.
