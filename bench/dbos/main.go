@@ -91,12 +91,21 @@ func main() {
 
 // entry is one system under test and its figures, one per round.
 type entry struct {
-	name    string
+	name string
+	// seq runs the sequential phase (per-step, 0-step); sys the
+	// throughput phases. Each has its own database, so the sequential
+	// figures of every system are taken on a database holding only that
+	// phase's runs: a system faster in the throughput phases would
+	// otherwise time its 0-step runs on a database several times larger
+	// (and with more to checkpoint) than the others'.
+	seq     system
 	sys     system
 	perStep []time.Duration
 	run0    []time.Duration
-	runN    []time.Duration
-	tput    map[int][]float64 // concurrency → steps/s
+	// zeros is every sequential 0-step run's time, of all rounds.
+	zeros []time.Duration
+	runN  []time.Duration
+	tput  map[int][]float64 // concurrency → steps/s
 	// For systems that count (aos): transactions and claim attempts per
 	// step during the throughput runs, by concurrency.
 	txPerStep, claimsPerStep map[int][]float64
@@ -107,10 +116,10 @@ type resizer interface {
 	Resize(concurrency int) error
 }
 
-func resize(e *entry, n int) error {
-	if r, ok := e.sys.(resizer); ok {
+func resize(name string, s system, n int) error {
+	if r, ok := s.(resizer); ok {
 		if err := r.Resize(n); err != nil {
-			return fmt.Errorf("%s: resize worker: %w", e.name, err)
+			return fmt.Errorf("%s: resize worker: %w", name, err)
 		}
 	}
 	return nil
@@ -139,99 +148,120 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 	var dropLater []func() // databases to drop once the systems are closed
 	defer func() {
 		for _, e := range entries {
-			if cerr := e.sys.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("close %s: %w", e.name, cerr)
+			for _, s := range []system{e.seq, e.sys} {
+				if s == nil {
+					continue
+				}
+				if cerr := s.Close(); cerr != nil && err == nil {
+					err = fmt.Errorf("close %s: %w", e.name, cerr)
+				}
 			}
 		}
 		for _, drop := range dropLater {
 			drop()
 		}
 	}()
-	add := func(name string, s system, err error) error {
-		if err != nil {
+	// add opens a system twice through open (tag "seq", then "tput":
+	// distinct databases) and adds it.
+	add := func(name string, open func(tag string) (system, error)) error {
+		e := &entry{name: name, tput: map[int][]float64{}, txPerStep: map[int][]float64{}, claimsPerStep: map[int][]float64{}}
+		entries = append(entries, e)
+		var err error
+		if e.seq, err = open("seq"); err != nil {
 			return fmt.Errorf("open %s: %w", name, err)
 		}
-		entries = append(entries, &entry{name: name, sys: s, tput: map[int][]float64{}, txPerStep: map[int][]float64{}, claimsPerStep: map[int][]float64{}})
+		if e.sys, err = open("tput"); err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
 		return nil
 	}
-
-	as, err := openAOS(ctx, filepath.Join(dir, "aos.db"), filepath.Join(dir, "aos-data"), maxConc, aosVariant{phases: c.diag})
-	if err := add("aos sqlite", as, err); err != nil {
+	sqliteAOS := func(base string, v aosVariant) func(string) (system, error) {
+		return func(tag string) (system, error) {
+			return openAOS(ctx, filepath.Join(dir, base+"-"+tag+".db"), filepath.Join(dir, base+"-"+tag+"-data"), maxConc, v)
+		}
+	}
+	if err := add("aos sqlite", sqliteAOS("aos", aosVariant{phases: c.diag})); err != nil {
 		return err
 	}
-	as, err = openAOS(ctx, filepath.Join(dir, "aos-every.db"), filepath.Join(dir, "aos-every-data"), maxConc, aosVariant{every: true})
-	if err := add("aos sqlite (commit every step)", as, err); err != nil {
+	if err := add("aos sqlite (commit every step)", sqliteAOS("aos-every", aosVariant{every: true})); err != nil {
 		return err
 	}
 	if c.diag {
 		// The path a creation takes without a local worker's free slot:
 		// queued, then claimed after the worker's wake-up (as before the
 		// hand-off). Interleaved with the others, it is the "before".
-		as, err = openAOS(ctx, filepath.Join(dir, "aos-queued.db"), filepath.Join(dir, "aos-queued-data"), maxConc, aosVariant{queue: true, phases: true})
-		if err := add(aosQueuedSQLite, as, err); err != nil {
+		if err := add(aosQueuedSQLite, sqliteAOS("aos-queued", aosVariant{queue: true, phases: true})); err != nil {
 			return err
 		}
 	}
-	ds, err := openDBOSSQLite(ctx, filepath.Join(dir, "dbos-sync.db"), c.sqlSync)
-	if err := add("dbos sqlite ("+c.sqlSync+")", ds, err); err != nil {
+	sqliteDBOS := func(base, sync string) func(string) (system, error) {
+		return func(tag string) (system, error) {
+			return openDBOSSQLite(ctx, filepath.Join(dir, base+"-"+tag+".db"), sync)
+		}
+	}
+	if err := add("dbos sqlite ("+c.sqlSync+")", sqliteDBOS("dbos-sync", c.sqlSync)); err != nil {
 		return err
 	}
-	ds, err = openDBOSSQLite(ctx, filepath.Join(dir, "dbos-default.db"), "")
-	if err := add("dbos sqlite (its default, NORMAL)", ds, err); err != nil {
+	if err := add("dbos sqlite (its default, NORMAL)", sqliteDBOS("dbos-default", "")); err != nil {
 		return err
 	}
 
-	var aosPG string
+	var aosPG string // the database pgbench's floor runs in
 	if c.pg != "" {
 		admin, err := sql.Open("pgx", c.pg)
 		if err != nil {
 			return err
 		}
 		dropLater = append(dropLater, func() { _ = admin.Close() })
-		aosPG, err = createDB(ctx, admin, c.pg, "aosbench")
-		if err != nil {
+		// newDB creates a database dropped at the end (before admin.Close,
+		// which was queued first: prepended).
+		newDB := func(prefix string) (string, error) {
+			u, err := createDB(ctx, admin, c.pg, prefix)
+			if err != nil {
+				return "", err
+			}
+			dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
+			return u, nil
+		}
+		if aosPG, err = newDB("pgfloor"); err != nil {
 			return err
 		}
-		dbosPG, err := createDB(ctx, admin, c.pg, "dbosbench")
-		if err != nil {
-			dropDB(admin, aosPG)
+		pgAOS := func(prefix string, v aosVariant) func(string) (system, error) {
+			return func(tag string) (system, error) {
+				u, err := newDB(prefix + tag)
+				if err != nil {
+					return nil, err
+				}
+				return openAOS(ctx, u, filepath.Join(dir, prefix+"-"+tag+"-data"), maxConc, v)
+			}
+		}
+		if err := add("aos postgres", pgAOS("aosbench", aosVariant{phases: c.diag})); err != nil {
 			return err
 		}
-		// Run before admin.Close, which was queued first: prepend.
-		dropLater = append([]func(){func() { dropDB(admin, aosPG) }, func() { dropDB(admin, dbosPG) }}, dropLater...)
-		as, err := openAOS(ctx, aosPG, filepath.Join(dir, "aos-pg-data"), maxConc, aosVariant{phases: c.diag})
-		if err := add("aos postgres", as, err); err != nil {
-			return err
-		}
-		everyPG, err := createDB(ctx, admin, c.pg, "aosevery")
-		if err != nil {
-			return err
-		}
-		dropLater = append([]func(){func() { dropDB(admin, everyPG) }}, dropLater...)
-		as, err = openAOS(ctx, everyPG, filepath.Join(dir, "aos-pg-every-data"), maxConc, aosVariant{every: true})
-		if err := add("aos postgres (commit every step)", as, err); err != nil {
+		if err := add("aos postgres (commit every step)", pgAOS("aosevery", aosVariant{every: true})); err != nil {
 			return err
 		}
 		if c.diag {
-			u, err := createDB(ctx, admin, c.pg, "aosqueued")
-			if err != nil {
-				return err
-			}
-			dropLater = append([]func(){func() { dropDB(admin, u) }}, dropLater...)
-			as, err = openAOS(ctx, u, filepath.Join(dir, "aos-pg-queued-data"), maxConc, aosVariant{queue: true, phases: true})
-			if err := add(aosQueuedPG, as, err); err != nil {
+			if err := add(aosQueuedPG, pgAOS("aosqueued", aosVariant{queue: true, phases: true})); err != nil {
 				return err
 			}
 		}
-		ds, err := openDBOSPostgres(ctx, dbosPG)
-		if err := add("dbos postgres", ds, err); err != nil {
+		if err := add("dbos postgres", func(tag string) (system, error) {
+			u, err := newDB("dbosbench" + tag)
+			if err != nil {
+				return nil, err
+			}
+			return openDBOSPostgres(ctx, u)
+		}); err != nil {
 			return err
 		}
 	}
 
 	for _, e := range entries { // warm up: connections, caches, first claim
-		if err := e.sys.Run(ctx, c.steps); err != nil {
-			return fmt.Errorf("%s: warm-up: %w", e.name, err)
+		for _, s := range []system{e.seq, e.sys} {
+			if err := s.Run(ctx, c.steps); err != nil {
+				return fmt.Errorf("%s: warm-up: %w", e.name, err)
+			}
 		}
 	}
 	floorRounds := map[string][]time.Duration{}
@@ -254,14 +284,14 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			floorRounds[k] = append(floorRounds[k], f)
 		}
 		for _, e := range entries {
-			if err := resize(e, 1); err != nil {
+			if err := resize(e.name, e.seq, 1); err != nil {
 				return err
 			}
-			pt, timed := e.sys.(phaseTimer)
+			pt, timed := e.seq.(phaseTimer)
 			if timed {
 				pt.TimePhases(true)
 			}
-			ps, r0, rn, err := perStep(ctx, e.sys, c.steps, c.iters)
+			ps, r0, rn, zs, err := perStep(ctx, e.seq, c.steps, c.iters)
 			if timed {
 				pt.TimePhases(false)
 			}
@@ -269,11 +299,12 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 				return fmt.Errorf("%s: sequential: %w", e.name, err)
 			}
 			e.perStep, e.run0, e.runN = append(e.perStep, ps), append(e.run0, r0), append(e.runN, rn)
+			e.zeros = append(e.zeros, zs...)
 			fmt.Fprintf(os.Stderr, "  %-36s per-step %s\n", e.name, ms(ps))
 		}
 		for _, n := range c.conc {
 			for _, e := range entries {
-				if err := resize(e, n); err != nil {
+				if err := resize(e.name, e.sys, n); err != nil {
 					return err
 				}
 				cnt, counts := e.sys.(counter)
@@ -305,23 +336,25 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 }
 
 // perStep times iters sequential pairs of a 0-step and an n-step workflow,
-// and returns (mean n-step − mean 0-step) / n with the two means.
-func perStep(ctx context.Context, s system, n, iters int) (step, run0, runN time.Duration, err error) {
+// and returns (mean n-step − mean 0-step) / n with the two means, and
+// each 0-step run's time.
+func perStep(ctx context.Context, s system, n, iters int) (step, run0, runN time.Duration, zeros []time.Duration, err error) {
 	var d0, dN time.Duration
 	for range iters {
 		t0 := time.Now()
 		if err := s.Run(ctx, 0); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, nil, err
 		}
 		t1 := time.Now()
 		if err := s.Run(ctx, n); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, nil, err
 		}
+		zeros = append(zeros, t1.Sub(t0))
 		d0 += t1.Sub(t0)
 		dN += time.Since(t1)
 	}
 	run0, runN = d0/time.Duration(iters), dN/time.Duration(iters)
-	return (runN - run0) / time.Duration(n), run0, runN, nil
+	return (runN - run0) / time.Duration(n), run0, runN, zeros, nil
 }
 
 // throughput runs c clients, each starting an n-step workflow and waiting
@@ -443,6 +476,17 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 		fmt.Fprintln(w, line)
 	}
 
+	fmt.Fprintln(w, "\n0-step runs, each (all rounds), ms: the table's 0-step figure is the median of the rounds' means")
+	for _, e := range entries {
+		z := slices.Clone(e.zeros)
+		slices.Sort(z)
+		if len(z) == 0 {
+			continue
+		}
+		at := func(q float64) string { return ms(z[min(len(z)-1, int(q*float64(len(z))))]) }
+		fmt.Fprintf(w, "  %-42s p50 %s  p90 %s  p99 %s  max %s  (%d runs)\n", e.name, at(0.5), at(0.9), at(0.99), ms(z[len(z)-1]), len(z))
+	}
+
 	fmt.Fprintln(w, "\naos's work per step under concurrency (transactions incl. run create/claim/end; claim statements, store.ClaimStart, incl. those finding nothing):")
 	for _, e := range entries {
 		for _, n := range c.conc {
@@ -456,7 +500,7 @@ func report(w io.Writer, c config, entries []*entry, floors map[string]time.Dura
 	if c.diag {
 		fmt.Fprintln(w, "\naos 0-step run by phase, medians over the sequential runs of all rounds, ms (-diag; phases.go says what each covers):")
 		for _, e := range entries {
-			if pt, ok := e.sys.(phaseTimer); ok {
+			if pt, ok := e.seq.(phaseTimer); ok {
 				pt.ReportPhases(w, e.name)
 			}
 		}

@@ -112,6 +112,22 @@ func (p *phaseLog) report(w io.Writer, name string) {
 		line += fmt.Sprintf(" %s %.3f", phaseNames[i], float64(xs[len(xs)/2].Nanoseconds())/1e6)
 	}
 	fmt.Fprintf(w, "%s  (sum %.3f ms, %d runs)\n", line, float64(total.Nanoseconds())/1e6, len(p.spans))
+	// The slowest runs, phase by phase: where a tail comes from.
+	slow := slices.Clone(p.spans)
+	sum := func(s [nPhases]time.Duration) (t time.Duration) {
+		for _, d := range s {
+			t += d
+		}
+		return t
+	}
+	slices.SortFunc(slow, func(a, b [nPhases]time.Duration) int { return int(sum(b) - sum(a)) })
+	for _, s := range slow[:min(3, len(slow))] {
+		line := fmt.Sprintf("  %-36s", "  slowest")
+		for i := range nPhases {
+			line += fmt.Sprintf(" %s %.3f", phaseNames[i], float64(s[i].Nanoseconds())/1e6)
+		}
+		fmt.Fprintf(w, "%s  (sum %.3f ms)\n", line, float64(sum(s).Nanoseconds())/1e6)
+	}
 }
 
 // ClaimStart marks the successful claim statement's begin and end.
