@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -67,7 +68,8 @@ const claimWait = 20 * time.Millisecond
 // reserve takes a slot for a hand-off of a run of logic in missionID, if
 // w runs it and has one free. When the only free slot is held by the claim
 // loop's attempt (which a worker makes after each run it claimed ends, in
-// case more are queued), it waits for that attempt, up to claimWait.
+// case more are queued), it waits for that attempt, up to w.claimWait
+// (claimWait).
 func (w *worker) reserve(logic, missionID string) bool {
 	if _, ok := w.cfg.Logics[logic]; !ok {
 		return false
@@ -95,7 +97,7 @@ func (w *worker) reserve(logic, missionID string) bool {
 			return false
 		}
 		if t == nil {
-			t = time.NewTimer(claimWait)
+			t = time.NewTimer(w.claimWait)
 			defer t.Stop()
 		}
 		select {
@@ -106,21 +108,46 @@ func (w *worker) reserve(logic, missionID string) bool {
 	}
 }
 
-// claiming records that the claim loop holds a slot for a claim attempt,
-// and returns the function that records its end (after the slot is back,
-// or taken by the claimed run).
-func (w *worker) claiming() func() {
-	done := make(chan struct{})
-	w.mu.Lock()
-	w.attempt = done
-	w.mu.Unlock()
-	return func() {
+// slotForClaim takes a slot for a claim attempt of the claim loop,
+// waiting for one, and records the attempt in the same step (under mu), so
+// that a hand-off never finds the slot taken with no attempt to wait for:
+// it would queue its run instead, to be claimed only after the worker's
+// next wake-up. It returns the function that records the attempt's end
+// (after the slot is back, or taken by the claimed run); false once ctx
+// ends.
+func (w *worker) slotForClaim(ctx context.Context) (claimed func(), ok bool) {
+	for {
 		w.mu.Lock()
-		if w.attempt == done {
-			w.attempt = nil
+		select {
+		case w.slots <- struct{}{}:
+			done := make(chan struct{})
+			w.attempt = done
+			w.mu.Unlock()
+			return func() {
+				w.mu.Lock()
+				if w.attempt == done {
+					w.attempt = nil
+				}
+				w.mu.Unlock()
+				close(done)
+			}, true
+		default:
 		}
 		w.mu.Unlock()
-		close(done)
+		select {
+		case <-w.freed:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// freeSlot gives a slot back and tells a claim loop waiting for one.
+func (w *worker) freeSlot() {
+	<-w.slots
+	select {
+	case w.freed <- struct{}{}:
+	default: // a token is there already: the loop will look
 	}
 }
 
@@ -128,12 +155,12 @@ func (w *worker) claiming() func() {
 // it is called.
 func (w *worker) slotRelease() func() {
 	var once sync.Once
-	return func() { once.Do(func() { <-w.slots }) }
+	return func() { once.Do(w.freeSlot) }
 }
 
 // unreserve gives back a reservation whose creation failed.
 func (w *worker) unreserve() {
-	<-w.slots
+	w.freeSlot()
 	w.wg.Done()
 }
 

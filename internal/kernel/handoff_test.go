@@ -236,3 +236,51 @@ func TestHandOffDuringShutdownIsReleased(t *testing.T) {
 		}
 	})
 }
+
+// A slot given back while the claim loop waits for one is taken by the loop
+// with its attempt recorded in the same step, so a hand-off racing it for
+// that slot either wins it or waits for the attempt, never finds the slot
+// taken with no attempt to wait for (and queues its run, to be claimed
+// only at the worker's next wake-up: the 5-15 ms tail of sequential 0-step
+// runs in bench/dbos -diag). Each round: a run holds the only slot, the
+// loop waits for it, the run ends, a hand-off races the loop; the loop's
+// claim attempt finds nothing.
+func TestHandOffRacingTheClaimLoopForAFreedSlot(t *testing.T) {
+	t.Parallel()
+	w := &worker{slots: make(chan struct{}, 1), freed: make(chan struct{}, 1), claimWait: time.Minute,
+		cfg: WorkerConfig{Logics: map[string]Logic{"x": nil}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	endAttempt := func(claimed func()) { <-w.slots; claimed() } // found nothing: the slot goes back
+	loopWon := 0
+	for i := range 3000 {
+		w.slots <- struct{}{}
+		loop, waiting := make(chan func(), 1), make(chan struct{})
+		go func() {
+			close(waiting)
+			if claimed, ok := w.slotForClaim(ctx); ok {
+				loop <- claimed
+			}
+		}()
+		<-waiting
+		reserved := make(chan bool, 1)
+		go func() { reserved <- w.reserve("x", "m") }()
+		w.freeSlot()
+		select {
+		case claimed := <-loop:
+			loopWon++
+			endAttempt(claimed)
+			if !<-reserved {
+				t.Fatalf("round %d: the hand-off gave up while the claim loop held the freed slot", i)
+			}
+			w.unreserve()
+		case ok := <-reserved:
+			if !ok {
+				t.Fatalf("round %d: the hand-off gave up on a freed slot", i)
+			}
+			w.unreserve() // the handed-off run ends: the loop gets the slot
+			endAttempt(<-loop)
+		}
+	}
+	t.Logf("the claim loop took the freed slot first in %d of 3000 rounds", loopWon)
+}

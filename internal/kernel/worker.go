@@ -61,7 +61,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		logics = append(logics, name)
 	}
 	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{},
-		slots: make(chan struct{}, cfg.Concurrency)}
+		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), claimWait: claimWait}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
@@ -110,6 +110,12 @@ type worker struct {
 	// slots holds one token per executing run (Concurrency of them): the
 	// claim loop and hand-offs from CreateMission (handoff.go) take them.
 	slots chan struct{}
+	// freed gets a token when a slot is given back (freeSlot), so that the
+	// claim loop, waiting for one, tries again.
+	freed chan struct{}
+	// claimWait bounds a hand-off's wait for the claim loop's attempt
+	// (claimWait; tests set it).
+	claimWait time.Duration
 
 	mu      sync.Mutex
 	active  map[string]*runCtx    // run id → its execution; guarded by mu
@@ -150,15 +156,12 @@ func (w *worker) loop(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker: doorbell: %w", err)
 	}
-	slots := w.slots
 	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
+		claimed, ok := w.slotForClaim(ctx)
+		if !ok {
 			return nil
 		}
 		bell := w.k.workBellChan()
-		claimed := w.claiming()
 		now := w.k.now()
 		run, steps, err := w.claim(ctx, now)
 		started := err == nil
@@ -176,7 +179,7 @@ func (w *worker) loop(ctx context.Context) error {
 			}()
 			continue
 		}
-		<-slots
+		<-w.slots
 		claimed()
 		if ctx.Err() != nil {
 			return nil
