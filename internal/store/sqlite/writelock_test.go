@@ -152,6 +152,13 @@ func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
 	if _, err := s.InsertAudit(context.Background(), store.AuditRecord{At: 1, Actor: "owner", Action: "mission.create", Target: "old", Detail: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
+	// A queued run for ClaimStart to find under the lock (a claim that
+	// finds nothing takes no lock: TestClaimFindingNothingTakesNoWriteLock);
+	// created after "r", so the claim after the release takes "r".
+	if err := s.InsertMissionRun(context.Background(), store.Mission{ID: "q", Title: "t", Spec: []byte(`{}`), Status: "queued", RootRunID: "rq", CreatedAt: 2, UpdatedAt: 2},
+		store.Run{ID: "rq", MissionID: "q", Logic: "l", Status: "queued", CreatedAt: 2, UpdatedAt: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
 	var fence store.Fence
 	m := store.Mission{ID: "m", Title: "t", Status: "queued", RootRunID: "r", CreatedAt: 1, UpdatedAt: 1}
 	r := store.Run{ID: "r", MissionID: "m", Logic: "l", Status: "queued", CreatedAt: 1, UpdatedAt: 1}
@@ -223,6 +230,54 @@ func TestEveryTransactionTakesTheWriteLock(t *testing.T) {
 	}
 	if got, err := s.GetMission(context.Background(), "m"); err != nil || got.Status != "done" {
 		t.Fatalf("mission after the writes: %+v, %v; want done", got, err)
+	}
+}
+
+// TestClaimFindingNothingTakesNoWriteLock: a claim attempt with no run to
+// claim (most of a worker's attempts: one after each run it ran, one per
+// poll) answers not found at once while another process holds the write
+// lock, instead of waiting for it; one with a run to claim waits.
+func TestClaimFindingNothingTakesNoWriteLock(t *testing.T) {
+	s, path := migrated(t)
+	bg := context.Background()
+	// Not claimable: done, queued for later, leased until later.
+	for _, r := range []store.Run{
+		{ID: "done", Status: "done"},
+		{ID: "later", Status: "queued", WakeAt: 100},
+		{ID: "leased", Status: "running", LeaseOwner: "w0", LeaseExpiresAt: 100, FencingToken: 1},
+	} {
+		r.MissionID, r.Logic, r.CreatedAt, r.UpdatedAt = "m"+r.ID, "l", 1, 1
+		if err := s.InsertMissionRun(bg, store.Mission{ID: r.MissionID, Title: "t", Spec: []byte(`{}`), Status: "queued", RootRunID: r.ID, CreatedAt: 1, UpdatedAt: 1}, r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(path+".writelock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(now int64) error {
+		ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+		defer cancel()
+		_, _, err := s.ClaimStart(ctx, store.ClaimRunParams{WorkerID: "w", Now: now, LeaseUntil: now + 50})
+		return err
+	}
+	if err := claim(10); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("claim with nothing to claim, under another process's write lock: %v, want not found at once", err)
+	}
+	// At 200 the queued run is due and the lease has expired: both are
+	// claimable, and the claim waits for the lock.
+	if err := claim(200); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("claim with a run to claim, under another process's write lock: %v, want it to wait until its ctx ended", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim(200); err != nil {
+		t.Fatalf("claim after the release: %v", err)
 	}
 }
 

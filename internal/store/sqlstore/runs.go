@@ -134,6 +134,20 @@ RETURNING ` + runCols
 	return r, nil
 }
 
+// Claimable reports whether a claim with p would find a run: one queued
+// and due, or running with an expired lease (ClaimRun's condition), by one
+// read.
+func (db *DB) Claimable(ctx context.Context, p store.ClaimRunParams) (bool, error) {
+	args, filter := runFilter([]any{p.Now}, p.Logics, p.MissionID)
+	var ok bool
+	err := db.Queries.(*queries).q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs
+  WHERE ((status = 'queued' AND wake_at <= $1) OR (status = 'running' AND lease_expires_at < $1))`+filter+`)`, args...).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("look for a run to claim: %w", err)
+	}
+	return ok, nil
+}
+
 // ClaimStart claims like ClaimRun and, atomically with the claim, sets a
 // root run's mission running and inserts run.claimed with the payload
 // {"replaySteps":<steps journaled>,"runId":<id>,"worker":<p.WorkerID>}
