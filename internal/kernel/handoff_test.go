@@ -263,9 +263,9 @@ func TestHandOffRacingTheClaimLoopForAFreedSlot(t *testing.T) {
 			}
 		}()
 		<-waiting
+		w.freeSlot() // the run ends; then a creation tries to hand off
 		reserved := make(chan bool, 1)
 		go func() { reserved <- w.reserve("x", "m") }()
-		w.freeSlot()
 		select {
 		case claimed := <-loop:
 			loopWon++
