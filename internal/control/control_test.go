@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -316,4 +317,58 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			t.Fatalf("accepted %q as %+v", b, env)
 		}
 	})
+}
+
+// TestListenLeavesTheUmaskAlone: creating the control socket does not
+// change the process's umask, which every other goroutine's new files
+// take (a temporary umask of 0177 made a parallel test's 0755 executable
+// 0600, and runuser could not run it: "Permission denied").
+func TestListenLeavesTheUmaskAlone(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.OpenFile(filepath.Join(dir, "before"), os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := f.Stat()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before.Mode().Perm() // 0755 under the process's umask
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p := filepath.Join(dir, fmt.Sprintf("f%d", i%8))
+			_ = os.Remove(p)
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o755)
+			if err != nil {
+				done <- err
+				return
+			}
+			fi, err := f.Stat()
+			f.Close()
+			if err == nil && fi.Mode().Perm() != want {
+				done <- fmt.Errorf("a file created while the socket was made has mode %v, want %v", fi.Mode().Perm(), want)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 2000; i++ {
+		ln, err := control.Listen(filepath.Join(t.TempDir(), "data"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -117,9 +117,11 @@ func Listen(dataDir string) (*net.UnixListener, error) {
 		}
 		_ = os.Remove(path)
 	}
-	old := unix.Umask(0o177)
+	// No umask around the bind: the umask is the whole process's, and
+	// every file another goroutine created meanwhile got it too (a test's
+	// 0755 executable came out 0600). Until the chmod below the socket has
+	// the process umask's mode, inside a directory only its owner can enter.
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	unix.Umask(old)
 	if err != nil {
 		return nil, fmt.Errorf("control: listen: %w", err)
 	}
