@@ -113,7 +113,6 @@ func TestREADMEAsWritten(t *testing.T) {
 			p := startIn(t, clone, bin, env, args[1:]...)
 			var seen strings.Builder
 			p.expect(t, regexp.MustCompile(`^`+regexp.QuoteMeta("http://"+modelAddr)+`$`), &seen)
-			t.Cleanup(func() { stopProc(p) })
 		case cmd == "up" && background:
 			up = startIn(t, clone, bin, env, args[1:]...)
 			root := up.expect(t, regexp.MustCompile(`projects live under (\S+)`), &upSeen)[1]
@@ -318,19 +317,5 @@ func endProc(p *proc) {
 	case <-time.After(15 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-p.gone
-	}
-}
-
-// stopProc interrupts p and waits for it a little.
-func stopProc(p *proc) {
-	go func() {
-		for range p.lines { // drain, so that it never blocks writing
-		}
-	}()
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
 	}
 }
