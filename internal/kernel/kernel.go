@@ -25,6 +25,9 @@ type Kernel struct {
 
 	localMu sync.Mutex
 	locals  []*worker // this process's workers, for hand-offs; guarded by localMu
+	// claimWait is what the workers started here take as their
+	// claimWait (the const; tests lengthen it before starting one).
+	claimWait time.Duration
 
 	transient *hub
 	origin    string // random, tags this kernel's transient batches
@@ -36,7 +39,7 @@ type Kernel struct {
 // New returns a kernel over st, which must be migrated.
 func New(st store.Store, opts Options) *Kernel {
 	opts.defaults()
-	k := &Kernel{st: st, opts: opts, eventBell: make(chan struct{}), workBell: make(chan struct{}), origin: newOrigin()}
+	k := &Kernel{st: st, opts: opts, eventBell: make(chan struct{}), workBell: make(chan struct{}), origin: newOrigin(), claimWait: claimWait}
 	k.transient = newHub(&k.tstats.slow)
 	return k
 }

@@ -61,7 +61,7 @@ func (k *Kernel) RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		logics = append(logics, name)
 	}
 	w := &worker{k: k, cfg: cfg, logics: logics, holder: selfHolder(host), active: map[string]*runCtx{}, held: map[string]*heldLease{},
-		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), claimWait: claimWait}
+		slots: make(chan struct{}, cfg.Concurrency), freed: make(chan struct{}, 1), claimWait: k.claimWait}
 	started := k.now()
 	beat := func() {
 		err := k.st.UpsertWorker(context.WithoutCancel(ctx), store.Worker{ID: cfg.ID, Version: k.opts.Version, Hostname: host, StartedAt: started, LastSeen: k.now()})
