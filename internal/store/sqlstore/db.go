@@ -79,7 +79,8 @@ func (db *DB) Commits() uint64 { return db.commits.Load() }
 
 // New wraps an open pool with the shared queries.
 func New(db *sql.DB, d Dialect) *DB {
-	out := &DB{SQL: db, D: d, stmts: &stmtCache{db: db, m: map[string]*sql.Stmt{}, pending: map[string]bool{}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &DB{SQL: db, D: d, stmts: &stmtCache{db: db, m: map[string]*sql.Stmt{}, pending: map[string]bool{}, bg: ctx, stop: cancel}}
 	out.Queries = &queries{q: &prepared{c: out.stmts}, d: &out.D}
 	return out
 }
@@ -88,7 +89,11 @@ func New(db *sql.DB, d Dialect) *DB {
 // does not parse it on every call (pgx caches statements itself, so on
 // PostgreSQL this mostly saves a map lookup in the driver).
 type stmtCache struct {
-	db      *sql.DB
+	db *sql.DB
+	// bg bounds the background preparations; stop (close) ends them.
+	bg   context.Context
+	stop context.CancelFunc
+
 	mu      sync.Mutex
 	m       map[string]*sql.Stmt // guarded by mu
 	pending map[string]bool      // being prepared in the background; guarded by mu
@@ -116,32 +121,42 @@ func (c *stmtCache) get(ctx context.Context, query string, inTx bool) (*sql.Stmt
 	c.pending[query] = true
 	c.mu.Unlock()
 	if inTx {
-		go c.prepareLater(query)
+		go c.prepare(c.bg, query)
 		return nil, nil
 	}
-	// Never hold mu while preparing: preparing waits for a free connection.
-	c.prepareLater(query)
+	// Never hold mu while preparing: preparing waits for a free connection,
+	// and on PostgreSQL for the locks the statement's tables are under
+	// (parse analysis takes them): a miss prepares under the caller's ctx,
+	// which bounds that wait as it bounds the statement's own.
+	if err := c.prepare(ctx, query); err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("prepare statement: %w", context.Cause(ctx))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[query], nil
 }
 
-func (c *stmtCache) prepareLater(query string) {
-	st, err := c.db.PrepareContext(context.Background(), query)
+// prepare prepares query on the pool and caches it. Its error is ctx's, or
+// one the statement meets again when it runs unprepared (a later miss
+// tries again).
+func (c *stmtCache) prepare(ctx context.Context, query string) error {
+	st, err := c.db.PrepareContext(ctx, query)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, query)
 	if err != nil {
-		return // it runs unprepared; a later miss tries again
+		return err
 	}
 	if c.closed {
 		_ = st.Close()
-		return
+		return nil
 	}
 	c.m[query] = st
+	return nil
 }
 
 func (c *stmtCache) close() {
+	c.stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
