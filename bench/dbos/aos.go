@@ -33,6 +33,7 @@ type aosSystem struct {
 	ends   *endSignals
 	cancel context.CancelFunc
 	done   chan error
+	conc   int // the worker's concurrency
 }
 
 // openAOS opens (creating and migrating) the database at dsn, a SQLite file
@@ -62,7 +63,7 @@ func openAOS(ctx context.Context, dsn, dataDir string, concurrency int, v aosVar
 
 func (s *aosSystem) start(concurrency int) {
 	wctx, cancel := context.WithCancel(context.Background())
-	s.cancel, s.done = cancel, make(chan error, 1)
+	s.cancel, s.done, s.conc = cancel, make(chan error, 1), concurrency
 	go func() {
 		s.done <- s.k.RunWorker(wctx, kernel.WorkerConfig{ID: "bench", Concurrency: concurrency, JanitorEvery: -1,
 			Logics: map[string]kernel.Logic{aosLogic: noopLogic}})
@@ -70,8 +71,12 @@ func (s *aosSystem) start(concurrency int) {
 }
 
 // Resize replaces the worker by one of the given concurrency, sizing it
-// to the load as DBOS's in-process execution is. No run may be in flight.
+// to the load as DBOS's in-process execution is, unless it has that
+// concurrency already. No run may be in flight.
 func (s *aosSystem) Resize(concurrency int) error {
+	if concurrency == s.conc {
+		return nil
+	}
 	s.cancel()
 	if err := <-s.done; err != nil {
 		return err
@@ -222,8 +227,11 @@ func (s *aosSystem) Counts() (txs, claims int64) { return s.st.txs.Load(), s.st.
 
 // TimePhases turns the per-phase timing of 0-step runs on or off (-diag).
 func (s *aosSystem) TimePhases(on bool) {
-	if s.st.phases != nil {
-		s.st.phases.on.Store(on)
+	if p := s.st.phases; p != nil {
+		p.mu.Lock()
+		p.nth = 0
+		p.mu.Unlock()
+		p.on.Store(on)
 	}
 }
 

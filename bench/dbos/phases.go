@@ -48,7 +48,15 @@ type phaseLog struct {
 	on    atomic.Bool // timing now (the sequential phase)
 	mu    sync.Mutex
 	runs  map[string]*phaseMarks // guarded by mu
-	spans [][nPhases]time.Duration
+	spans []timedRun
+	nth   int // runs finished since timing was turned on; guarded by mu
+}
+
+// timedRun is one run's phases and its place among the runs of its
+// sequential phase (1 = the first after the worker was sized for it).
+type timedRun struct {
+	span [nPhases]time.Duration
+	nth  int
 }
 
 func (p *phaseLog) mark(runID string, i int, t time.Time) {
@@ -78,6 +86,7 @@ func (p *phaseLog) finish(runID string, keep bool, call, created, signalled time
 	if !keep || !p.on.Load() {
 		return
 	}
+	p.nth++
 	if m == nil {
 		m = &phaseMarks{}
 	}
@@ -92,7 +101,7 @@ func (p *phaseLog) finish(runID string, keep bool, call, created, signalled time
 	for i := range nPhases {
 		s[i] = m[i+1].Sub(m[i])
 	}
-	p.spans = append(p.spans, s)
+	p.spans = append(p.spans, timedRun{span: s, nth: p.nth})
 }
 
 // report prints the median of each phase over the runs seen.
@@ -105,7 +114,7 @@ func (p *phaseLog) report(w io.Writer, name string) {
 	for i := range nPhases {
 		xs := make([]time.Duration, len(p.spans))
 		for j, s := range p.spans {
-			xs[j] = s[i]
+			xs[j] = s.span[i]
 		}
 		slices.Sort(xs)
 		total += xs[len(xs)/2]
@@ -120,13 +129,13 @@ func (p *phaseLog) report(w io.Writer, name string) {
 		}
 		return t
 	}
-	slices.SortFunc(slow, func(a, b [nPhases]time.Duration) int { return int(sum(b) - sum(a)) })
+	slices.SortFunc(slow, func(a, b timedRun) int { return int(sum(b.span) - sum(a.span)) })
 	for _, s := range slow[:min(3, len(slow))] {
 		line := fmt.Sprintf("  %-36s", "  slowest")
 		for i := range nPhases {
-			line += fmt.Sprintf(" %s %.3f", phaseNames[i], float64(s[i].Nanoseconds())/1e6)
+			line += fmt.Sprintf(" %s %.3f", phaseNames[i], float64(s.span[i].Nanoseconds())/1e6)
 		}
-		fmt.Fprintf(w, "%s  (sum %.3f ms)\n", line, float64(sum(s).Nanoseconds())/1e6)
+		fmt.Fprintf(w, "%s  (sum %.3f ms, run %d of its phase)\n", line, float64(sum(s.span).Nanoseconds())/1e6, s.nth)
 	}
 }
 
