@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -287,6 +288,11 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			if err := resize(e.name, e.seq, 1); err != nil {
 				return err
 			}
+			// Dirty pages the previous phases left (another system's
+			// throughput phase, DBOS's NORMAL mode writes without fsync)
+			// are written back now, not in this system's first fsyncs: the
+			// system timed first after the throughput phases paid for them.
+			syscall.Sync()
 			// One untimed run first: a worker just started (a new
 			// PostgreSQL LISTEN connection, its first claim) made the
 			// first timed run of each round aos's slowest by 10-40 ms, a
