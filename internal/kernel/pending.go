@@ -84,7 +84,8 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 		return rc.k.tx(ctx, fn)
 	}
 	err := rc.k.tx(ctx, func(q store.Queries) error {
-		if _, err := q.FenceRun(ctx, rc.fence, rc.k.now(), 0); err != nil {
+		cancel, err := q.FenceRun(ctx, rc.fence, rc.k.now(), 0)
+		if err != nil {
 			return err
 		}
 		for _, p := range pend {
@@ -92,7 +93,7 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 				return err
 			}
 		}
-		return fn(q)
+		return fn(fencedQueries{Queries: q, fence: rc.fence, cancel: cancel})
 	})
 	if errors.Is(err, store.ErrConflict) && rc.landed(ctx, pend) {
 		// A retried commit whose first attempt landed: the pending
@@ -106,6 +107,25 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 	}
 	rc.dropPending(pend)
 	return nil
+}
+
+// fencedQueries are a transaction's queries after its fencing check.
+// The check holds the run's row until commit (PostgreSQL: FOR NO KEY
+// UPDATE; SQLite: the write lock), so checking the same fence again in
+// that transaction would read the same row: FenceRun answers from the
+// first check, and saves the round trip (one per intent or result that
+// commits with pending records, two per agent turn).
+type fencedQueries struct {
+	store.Queries
+	fence  store.Fence
+	cancel bool
+}
+
+func (q fencedQueries) FenceRun(ctx context.Context, f store.Fence, now, leaseUntil int64) (bool, error) {
+	if f == q.fence && leaseUntil == 0 {
+		return q.cancel, nil
+	}
+	return q.Queries.FenceRun(ctx, f, now, leaseUntil)
 }
 
 // flush writes the pending records in a transaction of their own.
