@@ -143,7 +143,7 @@ func TestDeviceFixture(t *testing.T) {
 			for _, k := range st.Loose {
 				loose[k] = true
 			}
-			raw, _ := json.Marshal(loosen(loose, "", normalize(volatile, "", m)))
+			raw, _ := json.Marshal(normalize(volatile, loose, "", m))
 			got = append(got, expected{Name: st.Name, Response: raw})
 		}
 		golden := "testdata/device/go-service.fixture.json"
@@ -283,31 +283,15 @@ var volatile = map[string]bool{"requestId": true, "machineId": true, "deviceId":
 	"agentId": true, "receiptId": true, "missionId": true, "workspace": true, "createdAt": true, "updatedAt": true, "checkedAt": true,
 	"version": true, "lines": true, "doctor": true, "missionStatus": true}
 
-// loosen replaces the values of the loose keys, whatever they are (null,
-// a value, a list): a step's answer whose operation may have moved on by
-// the time it is asked (a duplicate prepare while the first one runs).
-func loosen(loose map[string]bool, key string, v any) any {
+// normalize replaces what differs between runs: the values of volatile
+// keys by their shape, and those of a step's loose keys by a mark whatever
+// they are (null, a value, a list): an answer whose operation may have
+// moved on by the time it is asked (a duplicate prepare while the first
+// one runs).
+func normalize(vol, loose map[string]bool, key string, v any) any {
 	if loose[key] {
 		return "<any " + key + ">"
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			out[k] = loosen(loose, k, e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = loosen(loose, "", e)
-		}
-		return out
-	}
-	return v
-}
-
-func normalize(vol map[string]bool, key string, v any) any {
 	if vol[key] {
 		switch x := v.(type) {
 		case string:
@@ -326,13 +310,13 @@ func normalize(vol map[string]bool, key string, v any) any {
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range x {
-			out[k] = normalize(vol, k, e)
+			out[k] = normalize(vol, loose, k, e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = normalize(vol, "", e)
+			out[i] = normalize(vol, loose, "", e)
 		}
 		return out
 	}

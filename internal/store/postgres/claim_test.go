@@ -2,12 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // "pgx", for the locking session
 
 	"github.com/aos-run/aos/internal/store"
 	"github.com/aos-run/aos/internal/store/storetest"
@@ -33,19 +30,7 @@ func TestClaimFindingNothingRunsNoClaimStatement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	locker, err := sql.Open("pgx", db.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = locker.Close() })
-	tx, err := locker.BeginTx(bg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback() })
-	if _, err := tx.ExecContext(bg, `LOCK TABLE events IN SHARE MODE`); err != nil {
-		t.Fatal(err)
-	}
+	tx := lockTable(t, db.DSN, "events", "SHARE")
 	claim := func(now int64) error {
 		ctx, cancel := context.WithTimeout(bg, 500*time.Millisecond)
 		defer cancel()

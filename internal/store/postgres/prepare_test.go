@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -20,19 +19,7 @@ import (
 func TestFirstPreparationEndsWithItsContext(t *testing.T) {
 	db := storetest.New(t, "postgres")
 	bg := context.Background()
-	locker, err := sql.Open("pgx", db.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = locker.Close() })
-	tx, err := locker.BeginTx(bg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback() })
-	if _, err := tx.ExecContext(bg, `LOCK TABLE settings IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
+	tx := lockTable(t, db.DSN, "settings", "ACCESS EXCLUSIVE")
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
