@@ -122,12 +122,15 @@ func (s *Service) unregister(c *conn) {
 }
 
 // revoke closes the socket at once: running operations see their context
-// end, and nothing more is read or sent.
+// end, nothing more is read or sent, and the socket no longer counts as
+// the device's (List and MaxSockets) from the moment revoke returns, not
+// from when its read loop gets round to ending.
 func (c *conn) revoke() {
 	if c.revoked.Swap(true) {
 		return
 	}
 	c.cancel()
+	c.s.unregister(c)
 	// Close sends the close frame now and then waits (up to 5 s) for the
 	// device's; the caller does not wait for that.
 	go func() { _ = c.ws.Close(StatusRevoked, "device revoked") }()
