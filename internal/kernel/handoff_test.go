@@ -80,6 +80,24 @@ func startWorker(t *testing.T, k *Kernel, st *claimCounter, id string, logics ma
 	return stop
 }
 
+// waitIdle waits until worker id executes nothing and has no claim
+// attempt under way.
+func waitIdle(t *testing.T, k *Kernel, id string) {
+	t.Helper()
+	poll(t, "worker "+id+" idle", func() bool {
+		k.localMu.Lock()
+		defer k.localMu.Unlock()
+		for _, w := range k.locals {
+			if w.cfg.ID == id {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				return len(w.slots) == 0 && w.attempt == nil
+			}
+		}
+		return false
+	})
+}
+
 func poll(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -154,6 +172,9 @@ func TestCreateMissionHandsOffToALocalWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := waitRun(t, st, rid, StatusDone)
+		// The end commits before the slot is freed: a creation in between
+		// finds the slot busy and queues, rightly, which is counted below.
+		waitIdle(t, k, "w1")
 		if n := st.claims.Load(); n != 0 {
 			t.Errorf("claim statements that took a run = %d, want 0 (handed off)", n)
 		}
