@@ -173,6 +173,49 @@ func TestStepsWaitsEventsConflicts(t *testing.T) {
 	})
 }
 
+// TestInsertEventsInOrder: InsertEvents writes every event, in the order
+// given, across statements of MaxEventsPerInsert and between single
+// inserts; an empty list writes nothing.
+func TestInsertEventsInOrder(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		ev := func(i int) store.Event {
+			return store.Event{MissionID: "m", RunID: "r", Seq: &i, Kind: "k", Payload: []byte(fmt.Sprint(i)), CreatedAt: int64(i)}
+		}
+		n := 2*store.MaxEventsPerInsert + 5
+		err := s.Tx(ctx, func(q store.Queries) error {
+			if _, err := q.InsertEvent(ctx, ev(0)); err != nil {
+				return err
+			}
+			var es []store.Event
+			for i := 1; i < n; i++ {
+				es = append(es, ev(i))
+			}
+			if err := q.InsertEvents(ctx, es); err != nil {
+				return err
+			}
+			if err := q.InsertEvents(ctx, nil); err != nil {
+				return err
+			}
+			_, err := q.InsertEvent(ctx, ev(n))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.ListEvents(ctx, store.ListEventsParams{MissionID: "m"})
+		if err != nil || len(evs) != n+1 {
+			t.Fatalf("events = %d (%v), want %d", len(evs), err, n+1)
+		}
+		for i, e := range evs {
+			if e.Seq == nil || *e.Seq != i || string(e.Payload) != fmt.Sprint(i) || e.Trust != "system" || e.CreatedAt != int64(i) {
+				t.Fatalf("event %d = %+v (seq %v), want the %dth inserted", i, e, e.Seq, i)
+			}
+		}
+	})
+}
+
 func TestSpendSettingsRulesWorkers(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {

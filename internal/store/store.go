@@ -79,6 +79,11 @@ const (
 	ChannelWork = "aos_work"
 )
 
+// MaxEventsPerInsert is the most events Queries.InsertEvents writes in one
+// statement (seven parameters each, well inside both databases' limits;
+// each row count is a statement of its own in the statement cache).
+const MaxEventsPerInsert = 32
+
 // Queries is every query the kernel needs. Each is one statement or a small
 // fixed group of statements; callers compose them inside Tx.
 type Queries interface {
@@ -166,6 +171,9 @@ type Queries interface {
 	// increase in the order events become visible, so a cursor reader never
 	// skips one (on SQLite a position is the row id).
 	InsertEvent(ctx context.Context, e Event) (int64, error)
+	// InsertEvents appends persisted events in the order given, as
+	// InsertEvent each would, in one statement per MaxEventsPerInsert.
+	InsertEvents(ctx context.Context, es []Event) error
 	ListEvents(ctx context.Context, p ListEventsParams) ([]Event, error)
 	LatestEventID(ctx context.Context) (int64, error)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -32,6 +33,34 @@ func (q *queries) InsertEvent(ctx context.Context, e store.Event) (int64, error)
 		return 0, fmt.Errorf("insert event: %w", err)
 	}
 	return id, nil
+}
+
+func (q *queries) InsertEvents(ctx context.Context, es []store.Event) error {
+	for len(es) > 0 {
+		n := min(len(es), store.MaxEventsPerInsert)
+		values, args := eventValues(es[:n], nil)
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO events (`+eventInsertCols+`) VALUES `+values, args...); err != nil {
+			return fmt.Errorf("insert %d events: %w", n, err)
+		}
+		es = es[n:]
+	}
+	return nil
+}
+
+// eventValues returns the rows of a VALUES list inserting es with
+// eventInsertCols, whose parameters follow args, and args with theirs
+// appended. Rows of one VALUES list draw their ids in list order.
+func eventValues(es []store.Event, args []any) (string, []any) {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		ea := eventArgs(e)
+		b.WriteString("(" + placeholders(len(args)+1, len(ea)) + ")")
+		args = append(args, ea...)
+	}
+	return b.String(), args
 }
 
 // eventInsertCols are the columns an event is inserted with (its id is

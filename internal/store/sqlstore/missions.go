@@ -81,16 +81,7 @@ func (db *DB) InsertMissionRun(ctx context.Context, m store.Mission, r store.Run
 	ma, ra := missionArgs(m), runArgs(r)
 	missionVals, runVals := placeholders(1, len(ma)), placeholders(len(ma)+1, len(ra))
 	args := append(ma, ra...)
-	var values strings.Builder
-	for i, e := range es {
-		if i > 0 {
-			values.WriteString(",")
-		}
-		// Rows of one VALUES list draw their ids in list order.
-		ea := eventArgs(e)
-		fmt.Fprintf(&values, "(%s)", placeholders(len(args)+1, len(ea)))
-		args = append(args, ea...)
-	}
+	values, args := eventValues(es, args)
 	auditCTE := ""
 	if a != nil {
 		aa := auditArgs(*a)
@@ -100,7 +91,7 @@ a AS (INSERT INTO audit_log (` + auditInsertCols + `) VALUES (` + placeholders(l
 	}
 	_, err := db.Queries.(*queries).q.ExecContext(ctx, `WITH m AS (INSERT INTO missions (`+missionCols+`) VALUES (`+missionVals+`)),
 r AS (INSERT INTO runs (`+runCols+`) VALUES (`+runVals+`))`+auditCTE+`
-INSERT INTO events (`+eventInsertCols+`) VALUES `+values.String(), args...)
+INSERT INTO events (`+eventInsertCols+`) VALUES `+values, args...)
 	if err != nil {
 		return fmt.Errorf("insert mission and run: %w", err)
 	}
