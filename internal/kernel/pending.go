@@ -88,10 +88,14 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 		if err != nil {
 			return err
 		}
+		bq := &batchedSteps{Queries: q}
 		for _, p := range pend {
-			if err := p.write(ctx, q); err != nil {
+			if err := p.write(ctx, bq); err != nil {
 				return err
 			}
+		}
+		if err := q.InsertSteps(ctx, bq.steps); err != nil {
+			return err
 		}
 		return fn(fencedQueries{Queries: q, fence: rc.fence, cancel: cancel})
 	})
@@ -106,6 +110,23 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 		return err
 	}
 	rc.dropPending(pend)
+	return nil
+}
+
+// batchedSteps are the queries pending records are written with: the
+// step rows they insert (the internal steps', and those of steps whose
+// intent was not recorded) wait, in order, and are inserted by one
+// statement after the last record, before the transaction's own work. A
+// pending record never reads a step, nor finishes one another pending
+// record inserts (a finished step's row is its intent's, committed
+// before), so only the number of statements changes.
+type batchedSteps struct {
+	store.Queries
+	steps []store.Step
+}
+
+func (q *batchedSteps) InsertStep(_ context.Context, s store.Step) error {
+	q.steps = append(q.steps, s)
 	return nil
 }
 

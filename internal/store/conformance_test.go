@@ -216,6 +216,44 @@ func TestInsertEventsInOrder(t *testing.T) {
 	})
 }
 
+// TestInsertStepsConflict: InsertSteps writes every row across statements
+// of MaxStepsPerInsert; one row that exists already fails it with
+// ErrConflict, and in a transaction nothing of the list is kept.
+func TestInsertStepsConflict(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		ctx, s := context.Background(), db.Store
+		seedRun(t, s, "r", 1)
+		step := func(seq int) store.Step {
+			return store.Step{RunID: "r", Seq: seq, Kind: "k", Name: fmt.Sprint("s", seq), Effect: "pure", Request: []byte("{}"), Status: "completed", Result: []byte(fmt.Sprint(seq))}
+		}
+		var ss []store.Step
+		for i := range store.MaxStepsPerInsert + 3 {
+			ss = append(ss, step(i))
+		}
+		if err := s.InsertSteps(ctx, ss); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ListSteps(ctx, "r", -1, 0)
+		if err != nil || len(got) != len(ss) {
+			t.Fatalf("steps = %d (%v), want %d", len(got), err, len(ss))
+		}
+		for i, g := range got {
+			if g.Seq != i || g.Name != fmt.Sprint("s", i) || string(g.Result) != fmt.Sprint(i) {
+				t.Fatalf("step %d = %+v", i, g)
+			}
+		}
+		n := len(ss)
+		err = s.Tx(ctx, func(q store.Queries) error { return q.InsertSteps(ctx, []store.Step{step(n), step(n - 1), step(n + 1)}) })
+		if !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a list with a recorded step = %v, want ErrConflict", err)
+		}
+		if got, _ := s.ListSteps(ctx, "r", -1, 0); len(got) != n {
+			t.Errorf("after the refused list: %d steps, want %d", len(got), n)
+		}
+	})
+}
+
 func TestSpendSettingsRulesWorkers(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {

@@ -84,6 +84,10 @@ const (
 // each row count is a statement of its own in the statement cache).
 const MaxEventsPerInsert = 32
 
+// MaxStepsPerInsert is the most steps Queries.InsertSteps writes in one
+// statement (seventeen parameters each).
+const MaxStepsPerInsert = 32
+
 // Queries is every query the kernel needs. Each is one statement or a small
 // fixed group of statements; callers compose them inside Tx.
 type Queries interface {
@@ -145,6 +149,10 @@ type Queries interface {
 	// InsertStep inserts a new step row. It returns ErrConflict when a row
 	// with the same (run, seq) exists.
 	InsertStep(ctx context.Context, s Step) error
+	// InsertSteps inserts new step rows, as InsertStep each would, in one
+	// statement per MaxStepsPerInsert; ErrConflict when any of them exists
+	// (then, in a transaction, the caller rolls back).
+	InsertSteps(ctx context.Context, ss []Step) error
 	// FinishStep moves a step from started or needs_reconcile to a final
 	// status. It returns ErrConflict if the step is not in such a state.
 	FinishStep(ctx context.Context, p FinishStepParams) error

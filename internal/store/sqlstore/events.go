@@ -51,17 +51,25 @@ func (q *queries) InsertEvents(ctx context.Context, es []store.Event) error {
 // eventInsertCols, whose parameters follow args, and args with theirs
 // appended. Rows of one VALUES list draw their ids in list order.
 func eventValues(es []store.Event, args []any) (string, []any) {
+	return valuesRows(len(es), eventInsertArity, args, func(i int, args []any) []any { return append(args, eventArgs(es[i])...) })
+}
+
+// valuesRows returns a VALUES list of n rows of arity parameters each,
+// numbered after args, and args with each row's values appended by add.
+func valuesRows(n, arity int, args []any, add func(i int, args []any) []any) (string, []any) {
 	var b strings.Builder
-	for i, e := range es {
+	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		ea := eventArgs(e)
-		b.WriteString("(" + placeholders(len(args)+1, len(ea)) + ")")
-		args = append(args, ea...)
+		b.WriteString("(" + placeholders(len(args)+1, arity) + ")")
+		args = add(i, args)
 	}
 	return b.String(), args
 }
+
+// eventInsertArity is the number of eventInsertCols.
+const eventInsertArity = 7
 
 // eventInsertCols are the columns an event is inserted with (its id is
 // drawn by the database).

@@ -49,9 +49,7 @@ func (q *queries) GetStep(ctx context.Context, runID string, seq int) (store.Ste
 
 func (q *queries) InsertStep(ctx context.Context, s store.Step) error {
 	res, err := q.q.ExecContext(ctx, `INSERT INTO steps (`+stepCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
-ON CONFLICT (run_id, seq) DO NOTHING`,
-		s.RunID, s.Seq, s.Kind, s.Name, s.Effect, s.RequestHash, string(s.Request), s.Status, s.IdemKey,
-		nullJSON(s.Result), nullJSON(s.Error), nullJSON(s.Usage), s.CostUSD, s.WakeAt, s.StartedAt, s.EndedAt, s.Attempt)
+ON CONFLICT (run_id, seq) DO NOTHING`, stepArgs(s, nil)...)
 	if err != nil {
 		return fmt.Errorf("insert step: %w", err)
 	}
@@ -59,6 +57,32 @@ ON CONFLICT (run_id, seq) DO NOTHING`,
 		return fmt.Errorf("insert step %s/%d: %w", s.RunID, s.Seq, store.ErrConflict)
 	}
 	return nil
+}
+
+func (q *queries) InsertSteps(ctx context.Context, ss []store.Step) error {
+	for len(ss) > 0 {
+		n := min(len(ss), store.MaxStepsPerInsert)
+		values, args := valuesRows(n, stepArity, make([]any, 0, n*stepArity), func(i int, args []any) []any { return stepArgs(ss[i], args) })
+		res, err := q.q.ExecContext(ctx, `INSERT INTO steps (`+stepCols+`) VALUES `+values+`
+ON CONFLICT (run_id, seq) DO NOTHING`, args...)
+		if err != nil {
+			return fmt.Errorf("insert %d steps: %w", n, err)
+		}
+		if got, _ := res.RowsAffected(); got != int64(n) {
+			return fmt.Errorf("insert steps %s/%d to %d: %d of %d were recorded already: %w", ss[0].RunID, ss[0].Seq, ss[n-1].Seq, int64(n)-got, n, store.ErrConflict)
+		}
+		ss = ss[n:]
+	}
+	return nil
+}
+
+// stepArity is the number of stepCols.
+const stepArity = 17
+
+// stepArgs appends s's values in stepCols' order to args.
+func stepArgs(s store.Step, args []any) []any {
+	return append(args, s.RunID, s.Seq, s.Kind, s.Name, s.Effect, s.RequestHash, string(s.Request), s.Status, s.IdemKey,
+		nullJSON(s.Result), nullJSON(s.Error), nullJSON(s.Usage), s.CostUSD, s.WakeAt, s.StartedAt, s.EndedAt, s.Attempt)
 }
 
 func (q *queries) FinishStep(ctx context.Context, p store.FinishStepParams) error {
