@@ -33,7 +33,7 @@ func runChild(role string) int {
 	}
 	defer st.Close()
 	dir := os.Getenv("AOS_TEST_DATA")
-	opts := kernel.Options{DataDir: dir, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond}
+	opts := kernel.Options{DataDir: dir, Lease: 10 * time.Second, Heartbeat: time.Second, CancelPoll: 50 * time.Millisecond, Poll: 20 * time.Millisecond}
 	if name := os.Getenv("AOS_TEST_KILL_TOOL"); name != "" {
 		opts.Hooks = &kernel.Hooks{AfterExec: func(runID string, seq int) {
 			if s, err := st.GetStep(context.Background(), runID, seq); err == nil && (s.Kind == "tool_call" || s.Kind == "setup") && s.Name == name {
