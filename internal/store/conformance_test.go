@@ -244,7 +244,9 @@ func TestInsertStepsConflict(t *testing.T) {
 			}
 		}
 		n := len(ss)
-		err = s.Tx(ctx, func(q store.Queries) error { return q.InsertSteps(ctx, []store.Step{step(n), step(n - 1), step(n + 1)}) })
+		err = s.Tx(ctx, func(q store.Queries) error {
+			return q.InsertSteps(ctx, []store.Step{step(n), step(n - 1), step(n + 1)})
+		})
 		if !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("a list with a recorded step = %v, want ErrConflict", err)
 		}
