@@ -237,8 +237,12 @@ func (c *conn) handle(data []byte) {
 	}
 	c.wg.Add(1)
 	go func() {
-		defer func() { <-c.slots; c.wg.Done() }()
+		defer c.wg.Done()
 		res, err := run(c, data, Header{Type: resType, RequestID: rid})
+		// The slot is free before the answer goes out: a device that
+		// sends its next request as soon as it reads this one has waited
+		// for a result, as BACKPRESSURE asks.
+		<-c.slots
 		if err != nil {
 			code, msg := c.s.present(typ, err)
 			c.refuse(resType, &rid, code, msg)

@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -181,5 +182,54 @@ func TestInspectCapsCandidates(t *testing.T) {
 	var r StoreInspectResult
 	if err := json.Unmarshal(out[len(out)-1], &r); err != nil || len(r.Candidates) != agent.MaxCandidates || !r.CandidatesTruncated {
 		t.Fatalf("inspect = %s", out[len(out)-1])
+	}
+}
+
+// TestAnswerComesAfterItsSlotIsFree: BACKPRESSURE tells a device to wait
+// for a result, so a device that sends its next request the moment it
+// reads an answer must never get it. With one slot, each answer (a result
+// or an error) brings the next request before its write returns to the
+// server: all 50 requests get their own answer.
+func TestAnswerComesAfterItsSlotIsFree(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, frame, code string }{
+		{"result", `{"type":"store.list","requestId":"%s","query":"Go"}`, ""},
+		{"error", `{"type":"operation.get","requestId":"%s","operationId":"x"}`, agent.CodeOperationNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			conn, _ := testConn(t)
+			conn.slots = make(chan struct{}, 1)
+			conn.handle([]byte(`{"type":"hello","requestId":"99999999-9999-4999-8999-999999999999","proto":1,"capabilities":["store.list","operation.get"]}`))
+			const n = 50
+			id := func(i int) string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", i) }
+			var mu sync.Mutex
+			var answers [][]byte
+			conn.writeHook = func(b []byte) {
+				mu.Lock()
+				answers = append(answers, b)
+				next := len(answers)
+				mu.Unlock()
+				if next < n {
+					conn.handle(fmt.Appendf(nil, c.frame, id(next)))
+				}
+			}
+			conn.handle(fmt.Appendf(nil, c.frame, id(0)))
+			conn.wg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if len(answers) != n {
+				t.Fatalf("%d answers to %d requests", len(answers), n)
+			}
+			for i, a := range answers {
+				var m struct {
+					RequestID string
+					Error     struct{ Code string }
+				}
+				if err := json.Unmarshal(a, &m); err != nil || m.RequestID != id(i) || m.Error.Code != c.code {
+					t.Fatalf("answer %d: %s (%v), want request %s answered with code %q", i, a, err, id(i), c.code)
+				}
+			}
+		})
 	}
 }
