@@ -73,6 +73,23 @@ func (rc *runCtx) pendingUSD() float64 {
 // tx runs fn in a transaction that first writes the pending records, after
 // a fencing check. It retries passing faults like Kernel.tx.
 func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error {
+	return rc.txRows(ctx, nil, fn)
+}
+
+// txRows is tx for a transaction that also inserts rows, new step rows
+// that nothing in it reads (an intent's started row): with pending
+// records, they join the pending records' rows in one statement, written
+// before fn runs; without, they are inserted after fn.
+func (rc *runCtx) txRows(ctx context.Context, rows []store.Step, fn func(q store.Queries) error) error {
+	own := fn
+	if len(rows) > 0 {
+		own = func(q store.Queries) error {
+			if err := fn(q); err != nil {
+				return err
+			}
+			return q.InsertSteps(ctx, rows)
+		}
+	}
 	// One transaction of the run at a time, so that two never write the
 	// same pending records (steps started by Go commit concurrently).
 	rc.txMu.Lock()
@@ -81,7 +98,7 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 	pend := append([]pendingRecord(nil), rc.pending...)
 	rc.mu.Unlock()
 	if len(pend) == 0 {
-		return rc.k.tx(ctx, fn)
+		return rc.k.tx(ctx, own)
 	}
 	err := rc.k.tx(ctx, func(q store.Queries) error {
 		cancel, err := q.FenceRun(ctx, rc.fence, rc.k.now(), 0)
@@ -94,7 +111,7 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 				return err
 			}
 		}
-		if err := q.InsertSteps(ctx, bq.steps); err != nil {
+		if err := q.InsertSteps(ctx, append(bq.steps, rows...)); err != nil {
 			return err
 		}
 		return fn(fencedQueries{Queries: q, fence: rc.fence, cancel: cancel})
@@ -104,7 +121,7 @@ func (rc *runCtx) tx(ctx context.Context, fn func(q store.Queries) error) error 
 		// records are written. fn runs alone and meets its own record.
 		rc.dropPending(pend)
 		rc.k.ring()
-		return rc.k.tx(ctx, fn)
+		return rc.k.tx(ctx, own)
 	}
 	if err != nil {
 		return err

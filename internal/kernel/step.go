@@ -134,16 +134,14 @@ func (rc *runCtx) addUsage(rec store.Step) {
 func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) error {
 	now := rc.k.now()
 	s := rc.startedRow(seq, spec, reqJSON, hash, 0)
-	err := rc.tx(rc.ctx, func(q store.Queries) error {
+	// The started row rides with the pending records' rows (txRows).
+	err := rc.txRows(rc.ctx, []store.Step{s}, func(q store.Queries) error {
 		cancel, err := q.FenceRun(rc.ctx, rc.fence, now, 0)
 		if err != nil {
 			return err
 		}
 		if cancel {
 			return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
-		}
-		if err := q.InsertStep(rc.ctx, s); err != nil {
-			return err
 		}
 		return rc.k.stepEvent(rc.ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.started", s, "request", reqJSON)
 	})
