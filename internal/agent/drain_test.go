@@ -19,7 +19,7 @@ import (
 func TestStopDrainsThenReleases(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
-		b := setup(t, db)
+		b := setup(t, db, setupOpts{lease: restartLease})
 		ctx := context.Background()
 		b.pkg(fixture{id: "fix/drain", setup: blockSetup, doctor: okDoctor}, true)
 		op := b.mustPrepare("drain-1", "fix/drain", agent.Workspace{Kind: "new", Name: "drain"})

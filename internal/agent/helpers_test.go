@@ -43,6 +43,7 @@ type bundle struct {
 	model  *script.Server
 	stop   context.CancelFunc
 	gitEnv []string
+	lease  time.Duration // the services' operation lease; 0 is agent.DefaultLease
 }
 
 type setupOpts struct {
@@ -52,7 +53,20 @@ type setupOpts struct {
 	// allowPrivateClones is the mission service's AllowPrivateClones
 	// (AOS_CLONE_ALLOW_PRIVATE=1).
 	allowPrivateClones bool
+	// lease is the services' operation lease: agent.DefaultLease when 0.
+	// A service recovers another's operation whose renewal is late by
+	// 2/3 of it, as it should, so a test with two services at once keeps
+	// the default; restartLease is for tests of a stop and a restart.
+	lease time.Duration
 }
+
+// restartLease is a short operation lease for tests that stop a service
+// with a job in flight and start another: the stopping one drains until
+// a renewal tick (every lease/3) finds its jobs gone, and the new one
+// recovers at its next tick what the old one released after its own
+// start-up recovery. There a late renewal can only let the new service
+// recover an operation of the stopped one, which it is right to do.
+const restartLease = 900 * time.Millisecond
 
 func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 	t.Helper()
@@ -60,7 +74,7 @@ func setup(t *testing.T, db storetest.DB, o ...setupOpts) *bundle {
 	if len(o) > 0 {
 		opts = o[0]
 	}
-	b := &bundle{t: t, db: db, root: t.TempDir(), data: t.TempDir(), pkgs: t.TempDir()}
+	b := &bundle{t: t, db: db, root: t.TempDir(), data: t.TempDir(), pkgs: t.TempDir(), lease: opts.lease}
 	b.env = map[string]string{"ANTHROPIC_API_KEY": "sk-ant-canary-secret", "PATH": os.Getenv("PATH"), "HOME": t.TempDir()}
 	if !opts.noModel {
 		srv := scripttest.Start(t, finishScript)
@@ -91,7 +105,7 @@ func (b *bundle) start(afterCreate func(string)) {
 func (b *bundle) launch(st store.Store, ms agent.Missions, afterCreate func(string)) (*agent.Service, context.CancelFunc) {
 	b.t.Helper()
 	svc, err := agent.New(agent.Options{Store: st, Missions: ms, WorkspaceRoot: b.root, DataDir: b.data,
-		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: testLease})
+		Getenv: func(k string) string { return b.env[k] }, AfterCreate: afterCreate, GitEnv: b.gitEnv, SetupTimeout: 30 * time.Second, DoctorTimeout: 30 * time.Second, Lease: b.lease})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -267,7 +281,3 @@ func gitInit(t *testing.T, dir string) {
 		}
 	}
 }
-
-// testLease is the services' operation lease in tests: short, so that a
-// stopped service's operations are recovered quickly.
-const testLease = 900 * time.Millisecond

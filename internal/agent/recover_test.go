@@ -23,7 +23,7 @@ func TestRecoverCreationReceipt(t *testing.T) {
 		hold := make(chan struct{})
 		var once sync.Once
 		unhold := func() { once.Do(func() { close(hold) }) }
-		b := setup(t, db, setupOpts{afterCreate: func(op string) { created <- op; <-hold }})
+		b := setup(t, db, setupOpts{afterCreate: func(op string) { created <- op; <-hold }, lease: restartLease})
 		t.Cleanup(unhold) // runs before the service's cleanup waits for its jobs
 		b.pkg(fixture{id: "fix/rec", setup: countSetup, doctor: okDoctor}, true)
 		op := b.mustPrepare("rec-1", "fix/rec", agent.Workspace{Kind: "new", Name: "rec"})
@@ -57,7 +57,7 @@ func TestRecoverCreationReceipt(t *testing.T) {
 func TestRecoverWithoutReceipt(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
-		b := setup(t, db)
+		b := setup(t, db, setupOpts{lease: restartLease})
 		b.pkg(fixture{id: "fix/int", setup: blockSetup, doctor: okDoctor}, true)
 		op := b.mustPrepare("int-1", "fix/int", agent.Workspace{Kind: "new", Name: "int"})
 		waitFor(t, 30e9, "setup", func() bool { return b.lines("fix/int") == 1 }, func() string { return "" })

@@ -69,7 +69,7 @@ func TestReviewRacingANewVersion(t *testing.T) {
 			}
 		}
 		reviewer, err := agent.New(agent.Options{Store: rs, Missions: b.ms, WorkspaceRoot: b.root, DataDir: b.data,
-			Getenv: func(k string) string { return b.env[k] }, Lease: testLease})
+			Getenv: func(k string) string { return b.env[k] }})
 		if err != nil {
 			t.Fatal(err)
 		}
