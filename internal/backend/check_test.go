@@ -9,6 +9,7 @@ import (
 
 	"github.com/aos-run/aos/internal/backend"
 	"github.com/aos-run/aos/internal/sandbox"
+	"github.com/aos-run/aos/internal/testbin"
 )
 
 // The self-test passes an engine that creates the file it is asked for
@@ -40,9 +41,7 @@ func TestSelfTest(t *testing.T) {
 	// A copy that passed, then changed, is not offered.
 	cp := filepath.Join(t.TempDir(), "engine")
 	b, _ := os.ReadFile(testEngine(t))
-	if err := os.WriteFile(cp, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testbin.WriteExecutable(t, cp, b)
 	rec2, err := backend.SelfTest(ctx, sb, "command:"+cp, t.TempDir(), time.Minute)
 	if err != nil || !rec2.Passed {
 		t.Fatalf("self-test of the copy: %+v %v", rec2, err)

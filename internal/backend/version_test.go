@@ -3,12 +3,12 @@ package backend_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aos-run/aos/internal/backend"
+	"github.com/aos-run/aos/internal/testbin"
 )
 
 // Each adapter checks `TOOL --version` of the installed tool: a supported
@@ -31,9 +31,7 @@ func TestToolVersions(t *testing.T) {
 		{"codex", "AOS_CODEX_PATH", `echo 'codex-cli 0.201.0'`, false},
 	} {
 		tool := filepath.Join(t.TempDir(), c.engine)
-		if err := os.WriteFile(tool, []byte("#!/bin/sh\n"+c.printed+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		testbin.WriteExecutable(t, tool, []byte("#!/bin/sh\n"+c.printed+"\n"))
 		getenv := func(k string) string {
 			if k == c.variable {
 				return tool

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aos-run/aos/internal/sandbox"
+	"github.com/aos-run/aos/internal/testbin"
 )
 
 // TestDeathBeforeGoRunsNothing: a worker SIGKILLed after its sandboxed
@@ -104,9 +105,7 @@ func detachedBwrap(t *testing.T, real string) string {
 	t.Helper()
 	p := filepath.Join(realTemp(t), "bwrap")
 	script := "#!/bin/sh\n/bin/sh -c '\"$0\" \"$@\"; exit $?' " + real + " \"$@\" &\nwait $!\n"
-	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testbin.WriteExecutable(t, p, []byte(script))
 	return p
 }
 

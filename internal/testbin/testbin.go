@@ -1,5 +1,6 @@
 // Package testbin builds a Go program once per test process, for tests
-// that run aos (or a helper program of theirs) as a real process.
+// that run aos (or a helper program of theirs) as a real process, and
+// writes the executables such tests run (WriteExecutable).
 package testbin
 
 import (

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aos-run/aos/internal/testbin"
 	"github.com/aos-run/aos/internal/tool"
 )
 
@@ -71,15 +72,12 @@ func TestSearchVerifiesRipgrepHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake := filepath.Join(t.TempDir(), "rg")
-	write(t, fake, `#!/bin/sh
+	testbin.WriteExecutable(t, fake, []byte(`#!/bin/sh
 case " $* " in
 *" --files "*) printf './l/secret.txt\000./d/secret.txt\000' ;;
 *) printf './l/secret.txt\0001:OUTSIDE-SECRET\n./d/secret.txt\0001:RIPGREP-TEXT\n' ;;
 esac
-`)
-	if err := os.Chmod(fake, 0o755); err != nil {
-		t.Fatal(err)
-	}
+`))
 	for _, c := range []struct{ in, want string }{
 		{`{"query":"x","mode":"content","path":null}`, "d/secret.txt:1:inside"},
 		{`{"query":"secret","mode":"name","path":null}`, "d/secret.txt"},
