@@ -8,17 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aos-run/aos/internal/control"
 	"github.com/aos-run/aos/internal/hoststate"
 	"github.com/aos-run/aos/internal/mission"
+	"github.com/aos-run/aos/internal/testbin"
 )
 
 // argsSHA is the record's hash of an operation's arguments, as the client
@@ -63,39 +62,20 @@ func asNobody(t *testing.T, socket string) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "peer.test")
-	src, err := os.Open(os.Args[0])
+	self, err := os.ReadFile(os.Args[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	testbin.WriteExecutable(t, bin, self) // no ETXTBSY for runuser's exec of it
+	cmd := exec.Command("runuser", "-u", "nobody", "--", bin, "-test.run=^$")
+	cmd.Env = []string{"AOS_TEST_CHILD=peer", "AOS_TEST_SOCKET=" + socket, "PATH=" + os.Getenv("PATH")}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("peer child: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
 	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	dst.Close()
-	// A child forked by a parallel test between our open and close of
-	// the copy holds it open for writing until that child's exec, and
-	// exec of the copy then fails with ETXTBSY (golang.org/issue/22315):
-	// runuser says so and exits 1. That window is bounded by the other
-	// child's exec, so the run is retried on exactly that error.
-	for attempt := 0; ; attempt++ {
-		cmd := exec.Command("runuser", "-u", "nobody", "--", bin, "-test.run=^$")
-		cmd.Env = []string{"AOS_TEST_CHILD=peer", "AOS_TEST_SOCKET=" + socket, "PATH=" + os.Getenv("PATH")}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil && strings.Contains(stderr.String(), "Text file busy") && attempt < 50 {
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			t.Fatalf("peer child: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-		}
-		return string(out)
-	}
+	return string(out)
 }
 
 // TestOtherUserRefused: a peer of another uid cannot reach the socket
