@@ -122,7 +122,17 @@ func TestWarmTimeoutCancelAndOutputCapEndTheBox(t *testing.T) {
 			func(o sandbox.Outcome) bool { return o.TimedOut }},
 		{"cancel", sandbox.Spec{Command: "sleep " + marker},
 			func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), 300*time.Millisecond)
+				// Cancelled once the command runs: a cancel before it
+				// started (a slow start) ends it with no signal to see.
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() {
+					deadline := time.Now().Add(10 * time.Second)
+					for ctx.Err() == nil && time.Now().Before(deadline) && len(hostPIDsWith("sleep\x00"+marker, "")) == 0 {
+						time.Sleep(10 * time.Millisecond)
+					}
+					cancel()
+				}()
+				return ctx, cancel
 			},
 			func(o sandbox.Outcome) bool { return o.Cancelled && o.Signal == "SIGTERM" }},
 		{"output cap", sandbox.Spec{Command: "setsid sleep " + marker + " & yes"},
