@@ -3,12 +3,13 @@
 package sandbox_test
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aos-run/aos/internal/testbin"
 )
 
 // TestUnprivileged re-runs the enforcement suite as uid 65534 when the
@@ -34,7 +35,7 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "sandbox.test")
-	copyFile(t, os.Args[0], bin)
+	testbin.CopyExecutable(t, bin, os.Args[0])
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
@@ -59,24 +60,5 @@ func TestUnprivileged(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("unprivileged run lacks %q:\n%s", want, out)
 		}
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = in.Close() }()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

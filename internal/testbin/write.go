@@ -22,3 +22,15 @@ func WriteExecutable(t testing.TB, path string, data []byte) {
 		t.Fatalf("write executable %s: %v", path, err)
 	}
 }
+
+// CopyExecutable copies the file at from to path with mode 0755, holding
+// syscall.ForkLock as WriteExecutable does, for a test that then executes
+// the copy (a copy of the test binary run as another user, say).
+func CopyExecutable(t testing.TB, path, from string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatalf("copy executable %s: %v", from, err)
+	}
+	WriteExecutable(t, path, data)
+}

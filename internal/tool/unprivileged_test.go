@@ -1,12 +1,13 @@
 package tool_test
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aos-run/aos/internal/testbin"
 )
 
 // TestUnprivileged re-runs the shell and path tests as uid 65534 when the
@@ -35,21 +36,7 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "tool.test")
-	in, err := os.Open(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = in.Close() }()
-	out, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testbin.CopyExecutable(t, bin, os.Args[0])
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
