@@ -22,10 +22,18 @@ func many(n int, mk func(i int) script.ToolCall) script.Turn {
 }
 
 // swapper exchanges two entries of the mission's worktree with
-// renameat2(RENAME_EXCHANGE) as fast as it can until ctx ends: a
-// concurrent process on the same workspace, modelled from outside (the
-// sandboxed shell of the mission could do the same inside it). It starts
-// once the worktree exists.
+// renameat2(RENAME_EXCHANGE) as fast as it can until ctx ends or the model
+// is asked for the missions' last turn: a concurrent process on the same
+// workspace, modelled from outside (the sandboxed shell of the mission
+// could do the same inside it). It starts once the worktree exists. It
+// stops when every tool call has run because such a process cannot
+// outlive its command (the sandbox kills what a command leaves:
+// TestWarmKillsWhatACommandLeaves and the cold path's PID namespace),
+// so none runs while aos ends the mission on the host; there git saves
+// what the mission left (git add -A), and git resolves paths with
+// open(2), which a racer swapping a directory for a link out of the
+// worktree can win. (CI saw that once: the owner's ~/.ssh canary in the
+// project's git objects, with the swapper still running after finish.)
 func swapper(a, b string) func(ctx context.Context, w *world) {
 	return func(ctx context.Context, w *world) {
 		wt := w.worktreeDir(ctx)
@@ -33,11 +41,18 @@ func swapper(a, b string) func(ctx context.Context, w *world) {
 			return
 		}
 		pa, pb := filepath.Join(wt, a), filepath.Join(wt, b)
+		next := time.Now()
 		for ctx.Err() == nil {
 			for range 200 {
 				_ = unix.Renameat2(unix.AT_FDCWD, pa, unix.AT_FDCWD, pb, unix.RENAME_EXCHANGE)
 			}
 			time.Sleep(time.Millisecond) // let the worker run on a 2-core box
+			if time.Now().After(next) {
+				if w.lastTurnAsked() {
+					break
+				}
+				next = time.Now().Add(100 * time.Millisecond)
+			}
 		}
 		// Leave the harmless side in place.
 		if fi, err := os.Lstat(pa); err == nil && fi.Mode()&os.ModeSymlink != 0 {

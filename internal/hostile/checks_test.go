@@ -86,30 +86,30 @@ func diffSnapshots(before, after map[string]string) []string {
 	return out
 }
 
-// repoText is the text of the project as the owner would find it: every
-// regular file of the directory (nested repositories and .git included)
+// repoParts is the text of a project as the owner would find it: every
+// regular file of the directory (nested repositories and .git included),
 // and every git object of each repository in it, read with `git cat-file`
 // (which runs no filter, hook or driver).
-func repoText(dir string) []byte {
-	var b bytes.Buffer
+func repoParts(dir string) (files, objects []byte) {
+	var fb, ob bytes.Buffer
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
 		if d.IsDir() && d.Name() == ".git" {
 			if out, err := safeGit(filepath.Dir(p), "cat-file", "--batch-all-objects", "--batch"); err == nil {
-				b.Write(out)
+				ob.Write(out)
 			}
 		}
 		if d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil && fi.Size() <= 8<<20 {
 				c, _ := os.ReadFile(p)
-				b.Write(c)
+				fb.Write(c)
 			}
 		}
 		return nil
 	})
-	return b.Bytes()
+	return fb.Bytes(), ob.Bytes()
 }
 
 // safeGit runs git for a check: no system, global or worktree-selected
@@ -163,16 +163,19 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 	// The projects (their files, and every git object: the mission
 	// branches' commits and trees are objects of the project's repository)
 	// and the worktree root (a worktree aos failed to remove).
-	project := append(repoText(w.repo), repoText(w.wtRoot)...)
+	project := map[string][]byte{}
+	add := func(what, dir string) {
+		if _, ok := project[what+" "+dir+"'s files"]; !ok {
+			project[what+" "+dir+"'s files"], project[what+" "+dir+"'s git objects"] = repoParts(dir)
+		}
+	}
+	add("the project", w.repo)
+	add("the worktree root", w.wtRoot)
 	w.mu.Lock()
 	runs := append([]*runResult(nil), w.runs...)
 	w.mu.Unlock()
-	seenProject := map[string]bool{w.repo: true}
 	for _, r := range runs {
-		if !seenProject[r.project] {
-			seenProject[r.project] = true
-			project = append(project, repoText(r.project)...)
-		}
+		add("the project", r.project)
 	}
 	events := w.timeline()
 	if len(recs) > 0 && events == "" {
@@ -188,8 +191,10 @@ func (w *world) checkOutside(a attack, before map[string]string, keep []string, 
 		if strings.Contains(events, c) {
 			f.add("the %s canary is in the stored timeline (events)", label)
 		}
-		if bytes.Contains(project, []byte(c)) {
-			f.add("the %s canary is in the project's files or commits, or in the worktree root", label)
+		for where, text := range project {
+			if bytes.Contains(text, []byte(c)) {
+				f.add("the %s canary is in %s", label, where)
+			}
 		}
 	}
 	for _, d := range diffSnapshots(before, snapshot(keep...)) {

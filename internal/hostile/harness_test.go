@@ -89,6 +89,26 @@ type world struct {
 	listeners map[string]*listener
 	mu        sync.Mutex
 	runs      []*runResult
+	// asks is how many model requests the attack's missions make in all:
+	// each scripted turn's, and the one answered with finish.
+	asks int
+}
+
+// lastTurnAsked reports whether the model was asked for every mission's
+// last turn (finish): every tool call of the missions has run, and only
+// aos's own end of mission is left. An error reading the model server's
+// record is a no.
+func (w *world) lastTurnAsked() bool {
+	res, err := noKeepAlive.Get(w.url + "/_requests")
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	var recs []json.RawMessage
+	if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&recs) != nil {
+		return false
+	}
+	return len(recs) >= w.asks
 }
 
 // runResult is one `aos run`'s outcome.
@@ -271,6 +291,7 @@ func (w *world) startModelServer(missions []mission) {
 		turns = append(turns, script.Turn{ToolCalls: []script.ToolCall{{Name: "finish",
 			Input: map[string]any{"status": "partial", "summary": summary, "evidence": []string{}, "openQuestions": []string{}}}}})
 		set.Scripts = append(set.Scripts, &script.Script{Name: scriptName(i), Turns: turns})
+		w.asks += len(turns)
 	}
 	b, err := json.Marshal(set)
 	if err != nil {
