@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aos-run/aos/internal/tmpdirs"
 )
 
 // DefaultTimeout bounds one git run unless Cmd.Timeout says otherwise.
@@ -77,7 +79,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	if len(c.Args) == 0 {
 		return Result{}, errors.New("gitx: run: no arguments")
 	}
-	home, err := os.MkdirTemp("", "aos-git-home-")
+	home, err := os.MkdirTemp("", tmpdirs.GitHome+"*")
 	if err != nil {
 		return Result{}, fmt.Errorf("gitx: make git's HOME: %w", err)
 	}

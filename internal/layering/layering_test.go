@@ -63,7 +63,7 @@ var allowed = map[string][]string{
 	"internal/auth": {"internal/store", "internal/wire"},
 	// A worker process: the kernel with the agent loop as its logic.
 	"internal/worker": {"internal/backend", "internal/config", "internal/engine", "internal/metrics", "internal/kernel", "internal/policy", "internal/provider", "internal/sandbox",
-		"internal/store", "internal/tool"},
+		"internal/store", "internal/tmpdirs", "internal/tool"},
 
 	// Durable execution knows no agent, model or front end.
 	"internal/kernel": {"internal/store"},
@@ -75,13 +75,14 @@ var allowed = map[string][]string{
 	"internal/provider": {"internal/provider"},
 	"internal/tool":     {"internal/gitx", "internal/sandbox"},
 	"internal/policy":   nil,
-	"internal/sandbox":  nil,
+	"internal/sandbox":  {"internal/tmpdirs"},
 	// The storage seam and its drivers import nothing of ours above it.
 	"internal/store": {"internal/store"},
 
 	// Leaves.
 	"internal/config":    nil,
-	"internal/gitx":      nil, // host git's one hardened runner
+	"internal/gitx":      {"internal/tmpdirs"}, // host git's one hardened runner
+	"internal/tmpdirs":   nil,                  // aos's directories under TMPDIR
 	"internal/demo":      {"internal/gitx"},
 	"internal/termtext":  nil,
 	"internal/hoststate": nil, // host state files, stdlib only

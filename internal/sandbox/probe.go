@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/aos-run/aos/internal/tmpdirs"
 )
 
 // Check is one observation of the canary probe.
@@ -108,7 +110,7 @@ func (s *Sandbox) probeOpenLocked(ctx context.Context, r *Report) error {
 	add := func(name string, ok bool, detail string) {
 		r.Checks = append(r.Checks, Check{Name: name, OK: ok, Detail: detail})
 	}
-	ws, err := os.MkdirTemp("", "aos-probe-open-")
+	ws, err := os.MkdirTemp("", tmpdirs.ProbeOpen+"*")
 	if err != nil {
 		return fmt.Errorf("sandbox: probe dir: %w", err)
 	}
@@ -212,7 +214,7 @@ func (s *Sandbox) probeWith(ctx context.Context, run func(context.Context, Spec)
 	}
 	add("bwrap_present", true, s.cfg.BwrapPath)
 
-	root, err := os.MkdirTemp("", "aos-probe-")
+	root, err := os.MkdirTemp("", tmpdirs.Probe+"*")
 	if err != nil {
 		return r, fmt.Errorf("sandbox: probe dir: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/aos-run/aos/internal/engine"
 	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/tmpdirs"
 )
 
 // SweepEvery is how often a worker removes the worktrees of missions that
@@ -57,5 +58,15 @@ func SweepWorktrees(ctx context.Context, st store.Store, root string, log *slog.
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// sweepTmp removes what killed aos processes of this user left under tmp
+// (hardened git's HOMEs, the sandbox probe's trees), once they are older
+// than any live process's (tmpdirs.StaleAfter).
+func sweepTmp(tmp string, now time.Time, log *slog.Logger) {
+	n := tmpdirs.Sweep(tmp, tmpdirs.GitHome, false, now) + tmpdirs.Sweep(tmp, tmpdirs.Probe, true, now) + tmpdirs.Sweep(tmp, tmpdirs.ProbeOpen, true, now)
+	if n > 0 {
+		log.Info("removed directories killed processes left under TMPDIR", "count", n, "dir", tmp)
 	}
 }
