@@ -42,8 +42,11 @@ func (k *Kernel) RequestCancel(ctx context.Context, id string) error {
 				continue
 			}
 			idle, err := q.CancelIdleRun(ctx, rid, now)
-			if err != nil || !idle {
+			if err != nil {
 				return err
+			}
+			if !idle {
+				continue // running: it sees the flag; its descendants are next
 			}
 			run, err := q.GetRun(ctx, rid)
 			if err != nil {

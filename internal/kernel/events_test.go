@@ -107,5 +107,26 @@ func TestCancelCascadesToChildRuns(t *testing.T) {
 		if r, _ := db.Store.GetRun(b.ctx, grandchild); r.ParentRunID != child || r.MissionID != mid {
 			t.Errorf("grandchild = %+v", r)
 		}
+
+		// A running root does not shield its idle children: they end
+		// cancelled at once, the root when its logic sees the flag.
+		mid2, root2 := b.mission("nobody-claims-this", nil, kernel.Budget{})
+		now := time.Now().UnixMilli()
+		if r, _, err := db.Store.ClaimStart(b.ctx, store.ClaimRunParams{WorkerID: "w", Now: now, LeaseUntil: now + time.Minute.Milliseconds(), MissionID: mid2}); err != nil || r.ID != root2 {
+			t.Fatalf("claim the root: %v %v", r.ID, err)
+		}
+		child2, err := b.k.CreateRun(b.ctx, root2, kernel.RunSpec{Logic: "nobody-claims-this"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.k.RequestCancel(b.ctx, mid2); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := db.Store.GetRun(b.ctx, child2); r.Status != kernel.StatusCancelled {
+			t.Errorf("queued child of a running root is %s after the cancel, want cancelled", r.Status)
+		}
+		if r, _ := db.Store.GetRun(b.ctx, root2); r.Status != kernel.StatusRunning || !r.CancelRequested {
+			t.Errorf("running root: %s, cancel requested %v; want running, flagged", r.Status, r.CancelRequested)
+		}
 	})
 }
