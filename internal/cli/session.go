@@ -126,6 +126,7 @@ func (s *session) drive(ctx context.Context, missionID string) error {
 	logics[backend.LogicName] = backend.Logic(worker.BackendDeps(s.k, s.cfg.DataDir, s.cfg.WorkspaceRoot, sb, s.getenv))
 	logics[backend.LocalLogicName] = logics[backend.LogicName] // aos run --engine
 
+	worker.SweepTmp(os.TempDir(), time.Now(), s.log)
 	wctx, stopWorker := context.WithCancel(context.Background())
 	workerDone := make(chan error, 1)
 	go func() {

@@ -51,7 +51,7 @@ func swapper(a, b string) func(ctx context.Context, w *world) {
 				if w.lastTurnAsked() {
 					break
 				}
-				next = time.Now().Add(100 * time.Millisecond)
+				next = time.Now().Add(20 * time.Millisecond)
 			}
 		}
 		// Leave the harmless side in place.

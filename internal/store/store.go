@@ -150,8 +150,9 @@ type Queries interface {
 	// with the same (run, seq) exists.
 	InsertStep(ctx context.Context, s Step) error
 	// InsertSteps inserts new step rows, as InsertStep each would, in one
-	// statement per MaxStepsPerInsert; ErrConflict when any of them exists
-	// (then, in a transaction, the caller rolls back).
+	// statement per MaxStepsPerInsert; ErrConflict when any of them exists.
+	// Call it in a transaction (the caller rolls back on the conflict):
+	// outside one, the statements before the conflicting one stay.
 	InsertSteps(ctx context.Context, ss []Step) error
 	// FinishStep moves a step from started or needs_reconcile to a final
 	// status. It returns ErrConflict if the step is not in such a state.

@@ -31,8 +31,9 @@ const (
 )
 
 // StaleAfter is how old a directory must be before a sweep removes it:
-// far longer than a git run or a probe lasts.
-const StaleAfter = time.Hour
+// far longer than a git run (a clone's timeout is configurable) or a probe
+// lasts.
+const StaleAfter = 24 * time.Hour
 
 // Sweep removes, under tmp, the directories named prefix followed by
 // os.MkdirTemp's random suffix that this user owns privately (mode 0700,

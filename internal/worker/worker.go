@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg config.Config, log *slog.Logger, version strin
 	swept := make(chan struct{})
 	go func() { defer close(swept); SweepWorktrees(sweepCtx, st, engine.DefaultWorktreeRoot(cfg.DataDir), log) }()
 	defer func() { stopSweep(); <-swept }()
-	sweepTmp(os.TempDir(), time.Now(), log)
+	SweepTmp(os.TempDir(), time.Now(), log)
 	logics[backend.LogicName] = backend.Logic(BackendDeps(k, cfg.DataDir, cfg.WorkspaceRoot, sb, cfg.Getenv))
 	return k.RunWorker(ctx, kernel.WorkerConfig{ID: cfg.WorkerID, Concurrency: cfg.MaxConcurrentRuns, Logics: logics})
 }

@@ -61,10 +61,11 @@ func SweepWorktrees(ctx context.Context, st store.Store, root string, log *slog.
 	}
 }
 
-// sweepTmp removes what killed aos processes of this user left under tmp
+// SweepTmp removes what killed aos processes of this user left under tmp
 // (hardened git's HOMEs, the sandbox probe's trees), once they are older
-// than any live process's (tmpdirs.StaleAfter).
-func sweepTmp(tmp string, now time.Time, log *slog.Logger) {
+// than any live process's (tmpdirs.StaleAfter). A worker and `aos run`
+// call it as they start.
+func SweepTmp(tmp string, now time.Time, log *slog.Logger) {
 	n := tmpdirs.Sweep(tmp, tmpdirs.GitHome, false, now) + tmpdirs.Sweep(tmp, tmpdirs.Probe, true, now) + tmpdirs.Sweep(tmp, tmpdirs.ProbeOpen, true, now)
 	if n > 0 {
 		log.Info("removed directories killed processes left under TMPDIR", "count", n, "dir", tmp)
