@@ -117,3 +117,57 @@ func TestOneFenceCheckPerTransaction(t *testing.T) {
 		}
 	})
 }
+
+// A cancel requested while a run is running, seen by none of its polls,
+// ends the run at its next suspension: it must not go waiting (or
+// sleeping) with the request unseen, since the requester found it running
+// and left it to end itself; a waiting run would wait for an owner who
+// has cancelled it.
+func TestCancelSeenWhenTheRunSuspends(t *testing.T) {
+	t.Parallel()
+	for _, suspend := range []string{"wait", "sleep"} {
+		t.Run(suspend, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db storetest.DB) {
+				cc := &claimCounter{Store: db.Store}
+				opts := testOpts(t)
+				opts.CancelPoll = time.Minute // only the suspension's fence check sees it
+				k := New(cc, opts)
+				entered, proceed := make(chan struct{}), make(chan struct{})
+				logic := func(rc RunContext) (Result, error) {
+					// A pure step first: the suspension commits with a pending record.
+					if _, err := rc.Step(StepSpec{Kind: "t", Name: "pure", Effect: EffectPure, Request: 1},
+						func(context.Context, string) (Outcome, error) { return Outcome{Result: 1}, nil }); err != nil {
+						return Result{}, err
+					}
+					close(entered)
+					<-proceed
+					var err error
+					if suspend == "wait" {
+						_, err = rc.Wait(WaitQuestion, map[string]string{"question": "go on?"}, 0)
+					} else {
+						err = rc.Sleep(60_000)
+					}
+					if err != nil {
+						return Result{}, err
+					}
+					return Result{Status: StatusDone}, nil
+				}
+				startWorker(t, k, cc, "w", map[string]Logic{"x": logic}, 1)
+				ctx := context.Background()
+				mid, rid, err := k.CreateMission(ctx, MissionSpec{Title: "cancelled before it suspends", Logic: "x"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				<-entered
+				if err := k.RequestCancel(ctx, mid); err != nil {
+					t.Fatal(err)
+				}
+				close(proceed)
+				waitRun(t, db.Store, rid, StatusCancelled)
+				if ws, err := db.Store.ListWaits(ctx, store.ListWaitsParams{Status: "pending", RunID: rid}); err != nil || len(ws) != 0 {
+					t.Errorf("pending waits of the cancelled run: %v %v", ws, err)
+				}
+			})
+		})
+	}
+}

@@ -145,8 +145,7 @@ func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) er
 		}
 		return rc.k.stepEvent(rc.ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.started", s, "request", reqJSON)
 	})
-	if errors.Is(err, ErrCancelled) {
-		rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
+	if err := rc.cancelledErr(err); err != nil {
 		return err
 	}
 	if err != nil {

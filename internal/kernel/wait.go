@@ -48,7 +48,7 @@ func (rc *runCtx) Sleep(ms int64) error {
 		now := rc.k.now()
 		wakeAt := now + ms
 		err := rc.tx(rc.ctx, func(q store.Queries) error {
-			if _, err := q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
+			if err := rc.fenceNotCancelled(q, seq, now); err != nil {
 				return err
 			}
 			if err := q.InsertStep(rc.ctx, rc.startedRow(seq, spec, reqJSON, hash, wakeAt)); err != nil {
@@ -59,6 +59,9 @@ func (rc *runCtx) Sleep(ms int64) error {
 			}
 			return rc.k.mirror(rc.ctx, q, rc.run, StatusQueued, nil, 0)
 		})
+		if err := rc.cancelledErr(err); err != nil {
+			return err
+		}
 		if err != nil {
 			return rc.fenceErr(fmt.Errorf("suspend for sleep at step %d: %w", seq, err))
 		}
@@ -96,7 +99,7 @@ func (rc *runCtx) suspendForWaitAttempt(seq int, kind WaitKind, payload any, tim
 	w := store.Wait{ID: newID(), RunID: rc.run.ID, MissionID: rc.run.MissionID, StepSeq: seq, Kind: string(kind), Payload: body,
 		Status: "pending", ResolveBy: resolveBy, CreatedAt: now, Attempt: attempt}
 	err = rc.tx(rc.ctx, func(q store.Queries) error {
-		if _, err := q.FenceRun(rc.ctx, rc.fence, now, 0); err != nil {
+		if err := rc.fenceNotCancelled(q, seq, now); err != nil {
 			return err
 		}
 		if err := pre(q); err != nil {
@@ -114,6 +117,9 @@ func (rc *runCtx) suspendForWaitAttempt(seq int, kind WaitKind, payload any, tim
 		return rc.k.event(rc.ctx, q, rc.run.MissionID, rc.run.ID, &seq, "wait.created",
 			map[string]any{"waitId": w.ID, "kind": kind, "payload": json.RawMessage(body), "resolveBy": resolveBy})
 	})
+	if err := rc.cancelledErr(err); err != nil {
+		return err
+	}
 	if err != nil {
 		return rc.fenceErr(fmt.Errorf("suspend for wait at step %d: %w", seq, err))
 	}
@@ -178,4 +184,30 @@ func (rc *runCtx) resumeTimer(seq int, rec store.Step) (json.RawMessage, error) 
 	}
 	spec := StepSpec{Kind: rec.Kind, Name: rec.Name, Effect: EffectPure}
 	return rc.finish(seq, spec, json.RawMessage(`{"woke":true}`), nil, Usage{}, nil)
+}
+
+// fenceNotCancelled is the fencing check of a transaction that suspends
+// the run (a wait, a sleep): a cancel requested while the run was running
+// must end it here, not leave it suspended with the request unseen (its
+// requester found it running, so only the run itself can end it).
+func (rc *runCtx) fenceNotCancelled(q store.Queries, seq int, now int64) error {
+	cancel, err := q.FenceRun(rc.ctx, rc.fence, now, 0)
+	if err != nil {
+		return err
+	}
+	if cancel {
+		return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
+	}
+	return nil
+}
+
+// cancelledErr ends the run cancelled when a transaction found its cancel
+// requested (fenceNotCancelled, intent) and returns that error; any other
+// error, or none, is nil.
+func (rc *runCtx) cancelledErr(err error) error {
+	if !errors.Is(err, ErrCancelled) {
+		return nil
+	}
+	rc.cancel(newErr(CodeCancelled, rc.run.ID, -1, "cancel requested"))
+	return err
 }
