@@ -55,6 +55,9 @@ func startWorker(t *testing.T, k *Kernel, st *claimCounter, id string, logics ma
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	// Counted before the worker starts: its first attempt may end before
+	// this goroutine runs again, and the next comes only at a poll.
+	calls := st.calls.Load()
 	go func() {
 		defer close(done)
 		if err := k.RunWorker(ctx, WorkerConfig{ID: id, Concurrency: n, Logics: logics, JanitorEvery: -1}); err != nil {
@@ -64,7 +67,6 @@ func startWorker(t *testing.T, k *Kernel, st *claimCounter, id string, logics ma
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
-	calls := st.calls.Load()
 	poll(t, "worker "+id+" to take hand-offs, its first claim attempt done", func() bool {
 		k.localMu.Lock()
 		defer k.localMu.Unlock()
