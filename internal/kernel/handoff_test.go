@@ -67,17 +67,8 @@ func startWorker(t *testing.T, k *Kernel, st *claimCounter, id string, logics ma
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(stop)
-	poll(t, "worker "+id+" to take hand-offs, its first claim attempt done", func() bool {
-		k.localMu.Lock()
-		defer k.localMu.Unlock()
-		for _, w := range k.locals {
-			if w.cfg.ID == id {
-				w.mu.Lock()
-				defer w.mu.Unlock()
-				return st.calls.Load() > calls && w.attempt == nil
-			}
-		}
-		return false
+	pollWorker(t, k, id, "to take hand-offs, its first claim attempt done", func(w *worker) bool {
+		return st.calls.Load() > calls && w.attempt == nil
 	})
 	return stop
 }
@@ -86,14 +77,21 @@ func startWorker(t *testing.T, k *Kernel, st *claimCounter, id string, logics ma
 // attempt under way.
 func waitIdle(t *testing.T, k *Kernel, id string) {
 	t.Helper()
-	poll(t, "worker "+id+" idle", func() bool {
+	pollWorker(t, k, id, "idle", func(w *worker) bool { return len(w.slots) == 0 && w.attempt == nil })
+}
+
+// pollWorker polls until cond holds for local worker id, asked under the
+// kernel's and the worker's locks.
+func pollWorker(t *testing.T, k *Kernel, id, what string, cond func(w *worker) bool) {
+	t.Helper()
+	poll(t, "worker "+id+" "+what, func() bool {
 		k.localMu.Lock()
 		defer k.localMu.Unlock()
 		for _, w := range k.locals {
 			if w.cfg.ID == id {
 				w.mu.Lock()
 				defer w.mu.Unlock()
-				return len(w.slots) == 0 && w.attempt == nil
+				return cond(w)
 			}
 		}
 		return false
