@@ -43,7 +43,15 @@ type liveGate struct {
 	engStarted map[string]bool // run id → engine.started seen
 	engEnded   map[string]bool // run id → engine.finished seen
 	engHeld    []mission.Event // live engine events before their run's engine.started
+
+	// copies, when set, are the live copies of step events shown
+	// (run/seq/kind); their persisted events are then not shown again.
+	// Nil: every event is shown (--json).
+	copies map[string]bool
 }
+
+// maxCopies bounds the live step-event copies a watcher remembers.
+const maxCopies = 4096
 
 func newLiveGate() *liveGate {
 	return &liveGate{open: map[string]bool{}, ended: map[string]bool{}, bySeq: map[string]string{}, held: map[string][]mission.Event{},
@@ -77,6 +85,17 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 		}
 		g.engHeld = keep
 		return out
+	case "run.claimed":
+		// A holder that resumes the run may run again steps whose copies
+		// were shown (their records were lost with the last holder): show
+		// what it persists. (A first claim has nothing to forget, and its
+		// event may reach the watcher after the first live copies.)
+		var p struct {
+			ReplaySteps int `json:"replaySteps"`
+		}
+		if g.copies != nil && json.Unmarshal(e.Payload, &p) == nil && p.ReplaySteps > 0 {
+			g.copies = map[string]bool{}
+		}
 	case "engine.finished":
 		g.engEnded[e.RunID] = true
 		return []mission.Event{e}
@@ -98,6 +117,9 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 		g.nHeld++
 		return nil
 	case "step.started", "step.completed", "step.failed":
+		if g.dropCopy(e) {
+			return nil
+		}
 		var p struct {
 			Kind    string `json:"kind"`
 			Seq     int    `json:"seq"`
@@ -130,4 +152,35 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 		}
 	}
 	return []mission.Event{e}
+}
+
+// dropCopy reports whether e is the persisted event of a step event whose
+// live copy was shown: the agent loop's model call announces itself live
+// only (kernel.StepSpec.LiveAnnounce), preceded by copies of the events
+// its run has not committed yet, so the model's text streams after the
+// previous turn's tool results; those events then commit with the turn.
+// A live copy is remembered and its persisted event dropped; a run's
+// persisted run.claimed forgets them (see admit), so what a new holder
+// persists after running a step again is shown.
+func (g *liveGate) dropCopy(e mission.Event) bool {
+	if g.copies == nil {
+		return false
+	}
+	var p struct {
+		Seq *int `json:"seq"`
+	}
+	if json.Unmarshal(e.Payload, &p) != nil || p.Seq == nil {
+		return false
+	}
+	key := e.RunID + "/" + strconv.Itoa(*p.Seq) + "/" + e.Kind
+	if e.ID < 0 {
+		if len(g.copies) >= maxCopies {
+			g.copies = map[string]bool{}
+		}
+		g.copies[key] = true
+		return false
+	}
+	seen := g.copies[key]
+	delete(g.copies, key)
+	return seen
 }

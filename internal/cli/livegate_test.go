@@ -142,3 +142,73 @@ func TestWatchPlacesEngineEventsInOrder(t *testing.T) {
 		t.Fatalf("an engine event after engine.finished was shown:\n%s", got)
 	}
 }
+
+// TestWatchShowsLiveCopiesOnce: the agent loop's model call announces
+// itself live only (kernel.StepSpec.LiveAnnounce), after live copies of the
+// previous turn's uncommitted step events; those events persist with the
+// turn. The watcher shows each copy in its place, the model's text after
+// it, and not the persisted event again, unless a resumed holder (whose
+// run.claimed replays steps) persisted it after running the step again.
+// With --json (no copies kept) every event is shown.
+func TestWatchShowsLiveCopiesOnce(t *testing.T) {
+	const run = "run-1"
+	ev := func(id int64, kind string, s int, payload any) mission.Event {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := mission.Event{ID: id, MissionID: "m", RunID: run, Kind: kind, Payload: b}
+		if id > 0 {
+			e.Seq = &s
+		}
+		return e
+	}
+	toolStarted := ev(1, "step.started", 2, map[string]any{"seq": 2, "kind": "tool_call", "name": "read_file", "request": map[string]any{"input": map[string]string{"path": "calc.sh"}}})
+	toolDone := func(id int64, body string) mission.Event {
+		return ev(id, "step.completed", 2, map[string]any{"seq": 2, "kind": "tool_call", "name": "read_file", "result": map[string]any{"ok": true, "content": body}})
+	}
+	modelStarted := ev(-1, "step.started", 4, map[string]any{"seq": 4, "kind": "model_call", "name": "model", "request": map[string]any{"turn": 1}})
+	delta := func(text string) mission.Event {
+		return ev(-1, "model.delta", 0, map[string]any{"turn": 1, "type": "text", "text": text})
+	}
+	modelDone := ev(3, "step.completed", 4, map[string]any{"seq": 4, "kind": "model_call", "name": "model",
+		"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": "Running the test."}}}})
+	resumed := ev(2, "run.claimed", 0, map[string]any{"runId": run, "replaySteps": 3})
+	for _, tc := range []struct {
+		name   string
+		json   bool
+		events []mission.Event
+		bodies int // times the tool's result is shown
+	}{
+		{"a copy, then its persisted event", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 1},
+		{"the persisted event of a resumed holder", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), resumed, toolDone(4, "CALC-BODY"), modelDone}, 2},
+		{"--json", true, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out, quiet: tc.json}, missionID: "m", rootRun: run, gate: newLiveGate(), json: tc.json}
+			if !tc.json {
+				w.gate.copies = map[string]bool{}
+			}
+			for _, e := range tc.events {
+				if err := w.event(context.Background(), e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.pr.printf("")
+			got := out.String()
+			if n := strings.Count(got, "CALC-BODY"); n != tc.bodies {
+				t.Fatalf("the tool's result is shown %d times, want %d:\n%s", n, tc.bodies, got)
+			}
+			if tc.json {
+				return
+			}
+			if i, j := strings.Index(got, "CALC-BODY"), strings.Index(got, "Running "); i < 0 || j < i {
+				t.Fatalf("the model's text is not after the previous turn's result:\n%s", got)
+			}
+			if n := strings.Count(got, "Running "); n != 1 {
+				t.Fatalf("the model's text is shown %d times:\n%s", n, got)
+			}
+		})
+	}
+}

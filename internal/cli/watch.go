@@ -66,6 +66,9 @@ func (e *clientEnv) watch(ctx context.Context, cmd *cobra.Command, c missionAPI,
 	}
 	w := &watcher{c: c, out: cmd.OutOrStdout(), err: cmd.ErrOrStderr(), pr: &eventPrinter{out: cmd.OutOrStdout(), quiet: asJSON},
 		json: asJSON, missionID: m.ID, rootRun: m.RootRunID, gate: newLiveGate()}
+	if !asJSON {
+		w.gate.copies = map[string]bool{} // --json shows every event, live copies and persisted ones
+	}
 	err = c.Follow(ctx, client.FollowOptions{MissionID: m.ID, OnEvent: func(e mission.Event) error { return w.event(ctx, e) }, MinBackoff: e.followBackoff,
 		OnReconnect: func(cause error, cursor int64) {
 			fmt.Fprintf(w.err, "aos: events connection lost (%s); resuming after event %d\n", oneLine(cause.Error(), 160), cursor)

@@ -21,7 +21,8 @@ import (
 // AOS_TEST_DSN. With AOS_TEST_KILL_TOOL=name it SIGKILLs itself right after
 // the first execution of that tool (or setup step, such as worktree_add),
 // before its result is committed. With AOS_TEST_KILL_RECORD=kind:name:n it
-// SIGKILLs itself right after the n-th record of that step. It exits
+// SIGKILLs itself right after the n-th record of that step; with
+// AOS_TEST_KILL_EXEC=kind:name:n, as its n-th execution begins. It exits
 // when the run ends or waits.
 func runChild(role string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
@@ -55,6 +56,27 @@ func runChild(role string) int {
 			opts.Hooks = &kernel.Hooks{}
 		}
 		opts.Hooks.AfterRecord = func(_ string, _ int, k, n string) {
+			if k == kind && n == name {
+				if seen++; seen == nth {
+					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					select {}
+				}
+			}
+		}
+	}
+	if at := os.Getenv("AOS_TEST_KILL_EXEC"); at != "" {
+		// kind:name:n — SIGKILL as the n-th execution of that step begins
+		// (after its intent, if it records one).
+		var kind, name string
+		var nth, seen int
+		if parts := strings.Split(at, ":"); len(parts) == 3 {
+			kind, name = parts[0], parts[1]
+			nth, _ = strconv.Atoi(parts[2])
+		}
+		if opts.Hooks == nil {
+			opts.Hooks = &kernel.Hooks{}
+		}
+		opts.Hooks.BeforeExec = func(_ string, _ int, k, n string) {
 			if k == kind && n == name {
 				if seen++; seen == nth {
 					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)

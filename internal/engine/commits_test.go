@@ -16,11 +16,12 @@ import (
 	"github.com/aos-run/aos/internal/store/storetest"
 )
 
-// Issue 17: a turn commits at most three times (model intent, tool intent,
-// and a non_idempotent tool's result); the other records of a turn (owner
+// Issue 17: a turn commits at most twice (the tool's intent, and a
+// non_idempotent tool's result); the other records of a turn (owner
 // messages, the model's result, the policy rules, the policy.decision
 // event, a read's or a probed write's result) ride on the next of those
-// commits. A write_file turn commits twice.
+// commits, and the model call announces itself live only (no intent). A
+// write_file turn commits once.
 
 // commitCounter is the store's count of committed transactions.
 type commitCounter interface{ Commits() uint64 }
@@ -38,7 +39,7 @@ func writeTurns(n int) string {
 	return sb.String()
 }
 
-func TestAtMostThreeCommitsPerTurn(t *testing.T) {
+func TestAtMostOneCommitPerWriteTurn(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
 		commits := func(turns int) uint64 {
 			e := newEnv(t, storetest.New(t, db.Driver), writeTurns(turns))
@@ -65,10 +66,11 @@ func TestAtMostThreeCommitsPerTurn(t *testing.T) {
 		short, long := commits(2), commits(12)
 		perTurn := float64(long-short) / 10
 		t.Logf("%s: %d commits for 3 turns, %d for 13: %.1f per write turn", db.Driver, short, long, perTurn)
-		// The model call's intent and the write's intent; the write's
-		// result (probed) rides on the next turn's first commit.
-		if perTurn > 2 {
-			t.Fatalf("%.1f commits per turn, want ≤ 2", perTurn)
+		// The write's intent, which carries the model's result; the
+		// write's result (probed) rides on the next turn's commit, and the
+		// model call announces itself live only (LiveAnnounce).
+		if perTurn > 1 {
+			t.Fatalf("%.1f commits per turn, want ≤ 1", perTurn)
 		}
 	})
 }
@@ -107,6 +109,29 @@ func TestCrashWhereACommitWasRemoved(t *testing.T) {
 				e := newEnv(t, storetest.New(t, db.Driver), deferredScript)
 				rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
 				e.killAndResume(t, rid, at, "a question means an effect's record was lost")
+				if b, _ := os.ReadFile(filepath.Join(e.branchTree(rid), "log.txt")); string(b) != "t1\nt2\n" {
+					t.Errorf("log.txt = %q, want each command's line once", b)
+				}
+				e.wantUninterrupted(t, rid, 3)
+			})
+		}
+	})
+}
+
+// TestCrashWhileAnUnannouncedModelCallRuns kills the worker while a model
+// call runs: the call records no intent (kernel.StepSpec.LiveAnnounce; the
+// commit its intent was is gone), so what came before it since the last
+// commit (turn 2's steering read; turn 3's: the read's result too) was
+// announced live only. The resumed run ends as an uninterrupted one: each
+// shell command ran once, no owner was asked, the model saw the same
+// conversation.
+func TestCrashWhileAnUnannouncedModelCallRuns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		for _, n := range []int{2, 3} {
+			t.Run(fmt.Sprint("turn", n), func(t *testing.T) {
+				e := newEnv(t, storetest.New(t, db.Driver), deferredScript)
+				rid := e.mission(engine.Input{Objective: "o", Criteria: []string{"c"}, Model: "script:test"})
+				e.killAndResumeEnv(t, rid, fmt.Sprint("AOS_TEST_KILL_EXEC=model_call:model:", n), "a question means an effect's record was lost")
 				if b, _ := os.ReadFile(filepath.Join(e.branchTree(rid), "log.txt")); string(b) != "t1\nt2\n" {
 					t.Errorf("log.txt = %q, want each command's line once", b)
 				}
@@ -162,10 +187,17 @@ func TestCrashAfterADeferredProbedResult(t *testing.T) {
 // partial; another end fails the test, saying why (why).
 func (e *env) killAndResume(t *testing.T, rid, at, why string) {
 	t.Helper()
-	err := e.runChild(t, rid, "AOS_TEST_KILL_RECORD="+at)
+	e.killAndResumeEnv(t, rid, "AOS_TEST_KILL_RECORD="+at, why)
+}
+
+// killAndResumeEnv is killAndResume with the child's kill set by kill, an
+// environment entry (AOS_TEST_KILL_RECORD=… or AOS_TEST_KILL_EXEC=…).
+func (e *env) killAndResumeEnv(t *testing.T, rid, kill, why string) {
+	t.Helper()
+	err := e.runChild(t, rid, kill)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
-		t.Fatalf("child was not killed at %s: %v", at, err)
+		t.Fatalf("child was not killed (%s): %v", kill, err)
 	}
 	if err := e.runChild(t, rid); err != nil {
 		t.Fatalf("resuming child: %v", err)

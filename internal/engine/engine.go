@@ -233,7 +233,7 @@ type modelFailure struct {
 func (l *loop) callModel() (modelResult, error) {
 	req := map[string]any{"model": l.model, "effort": l.in.Effort, "turn": l.turn, "transcriptSha256": l.digest.sum(l.transcript), "toolNames": l.toolNames}
 	var out modelResult
-	res, err := l.rc.Step(kernel.StepSpec{Kind: "model_call", Name: "model", Effect: kernel.EffectModelCall, Request: req, Announce: true},
+	res, err := l.rc.Step(kernel.StepSpec{Kind: "model_call", Name: "model", Effect: kernel.EffectModelCall, Request: req, LiveAnnounce: true},
 		func(ctx context.Context, _ string) (kernel.Outcome, error) {
 			turn := l.turn
 			var target string

@@ -30,6 +30,11 @@ type pendingRecord struct {
 	status string // the step's status once written: completed or failed
 	usd    float64
 	write  func(ctx context.Context, q store.Queries) error
+	// live, when set, returns transient copies of the events write
+	// persists, for a LiveAnnounce (liveAnnounce); announced says they
+	// were emitted.
+	live      func() []TransientEvent
+	announced bool
 }
 
 // deferRecord appends a write to the pending list (with
@@ -210,4 +215,27 @@ func (rc *runCtx) dropPending(written []pendingRecord) {
 // commit carries its result.
 func deferrable(spec StepSpec) bool {
 	return spec.Effect != EffectNonIdempotent
+}
+
+// liveAnnounce emits, for a LiveAnnounce step about to run, transient
+// copies of the pending records' events not announced yet, in seq order,
+// then started: a live timeline shows what the run did before the step,
+// then the step, although none of it has committed. The records persist
+// with the run's next transaction; a watcher that saw the copies knows
+// the persisted events by (run, seq, kind).
+func (rc *runCtx) liveAnnounce(started TransientEvent) {
+	rc.mu.Lock()
+	var evs []TransientEvent
+	for i := range rc.pending {
+		p := &rc.pending[i]
+		if p.announced || p.live == nil {
+			continue
+		}
+		p.announced = true
+		evs = append(evs, p.live()...)
+	}
+	rc.mu.Unlock()
+	for _, e := range append(evs, started) {
+		rc.k.emitTransient(e)
+	}
 }

@@ -97,6 +97,9 @@ func (rc *runCtx) step(seq int, spec StepSpec, exec ExecFunc, fresh func(seq int
 		// (pure, read, model_call, idempotent_write), so only its result
 		// is written, in one transaction.
 		rc.hook(func(h *Hooks) func(string, int) { return h.AfterIntent }, seq)
+		if spec.LiveAnnounce {
+			rc.liveAnnounce(rc.liveEvent(seq, "step.started", rc.startedRow(seq, spec, reqJSON, hash, 0), "request", reqJSON))
+		}
 		return rc.execute(seq, spec, reqJSON, exec, &store.Step{RequestHash: hash, Request: reqJSON})
 	}
 	if err := rc.intent(seq, spec, reqJSON, hash); err != nil {
@@ -208,6 +211,9 @@ func stepEventJSON(s store.Step, bodyKey string, body []byte) ([]byte, error) {
 // execute runs exec and records its outcome. fresh, when set, means no
 // intent row exists: the outcome is inserted instead of updating it.
 func (rc *runCtx) execute(seq int, spec StepSpec, reqJSON []byte, exec ExecFunc, fresh *store.Step) (json.RawMessage, error) {
+	if h := rc.k.opts.Hooks; h != nil && h.BeforeExec != nil {
+		h.BeforeExec(rc.run.ID, seq, spec.Kind, spec.Name)
+	}
 	out, execErr := exec(rc.ctx, rc.idemKey(seq))
 	if c := rc.ctxErr(); c != nil {
 		// Interrupted by cancel, shutdown or a lost lease: the step stays
@@ -294,7 +300,17 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	var reconcileAbort *Error
 	if deferrable(spec) && !(errors.As(execErr, &reconcileAbort) && reconcileAbort.Code == CodeReconcileAbort) {
 		// The next transaction of the run writes it (pending.go).
-		if err := rc.deferRecord(pendingRecord{seq: seq, status: p.Status, usd: u.CostUSD, write: write}); err != nil {
+		// Its step event's live copy (a run.usage event, which a deferred
+		// model call's result also persists, has none: its seq is not in
+		// its payload, so a watcher could not tell its copy from it).
+		live := func() []TransientEvent {
+			s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
+			if execErr != nil {
+				return []TransientEvent{rc.liveEvent(seq, "step.failed", s, "error", p.Error)}
+			}
+			return []TransientEvent{rc.liveEvent(seq, "step.completed", s, "result", result)}
+		}
+		if err := rc.deferRecord(pendingRecord{seq: seq, status: p.Status, usd: u.CostUSD, write: write, live: live}); err != nil {
 			return nil, rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
 		}
 		rc.mu.Lock()
@@ -352,6 +368,16 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 		return nil, &StepError{RunID: rc.run.ID, Seq: seq, Name: spec.Name, Message: execErr.Error()}
 	}
 	return result, nil
+}
+
+// liveEvent is the transient copy of a step event (see liveAnnounce): the
+// payload the persisted event carries (stepEventJSON).
+func (rc *runCtx) liveEvent(seq int, kind string, s store.Step, bodyKey string, body []byte) TransientEvent {
+	b, err := stepEventJSON(s, bodyKey, body)
+	if err != nil {
+		b, _ = CanonicalJSON(map[string]any{"seq": seq, "kind": s.Kind, "name": s.Name, "effect": s.Effect, "truncated": true})
+	}
+	return TransientEvent{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: json.RawMessage(b)}
 }
 
 func (rc *runCtx) budget() Budget {

@@ -106,6 +106,17 @@ type StepSpec struct {
 	// announced, since re-executing them after a crash is harmless, and so
 	// cost one transaction instead of two.
 	Announce bool
+	// LiveAnnounce announces the step's start to live watchers only,
+	// for a step that records no intent (Announce unset): as it starts,
+	// transient copies of the step events its run's pending records will
+	// persist (pending.go: those of deferred results not yet announced)
+	// are emitted, then a transient
+	// step.started with the payload an intent's would carry. A timeline
+	// shows the step running, after what came before it, without a
+	// commit; the records persist with the run's next transaction as
+	// before. The agent loop's model call uses it (issue 17: one commit
+	// per turn).
+	LiveAnnounce bool
 }
 
 func (s StepSpec) needsIntent() bool {
@@ -224,6 +235,10 @@ type Hooks struct {
 	// and name, so a crash test can kill the process where a removed
 	// commit used to be.
 	AfterRecord func(runID string, seq int, kind, name string)
+	// BeforeExec is called right before a step's exec runs (after its
+	// intent, if it records one), with its kind and name, so a crash test
+	// can kill the process while a step without an intent row runs.
+	BeforeExec func(runID string, seq int, kind, name string)
 }
 
 // Options configure a Kernel.
