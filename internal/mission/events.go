@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/aos-run/aos/internal/wire"
 
+	"github.com/aos-run/aos/internal/kernel"
 	"github.com/aos-run/aos/internal/store"
+	"github.com/aos-run/aos/internal/wire"
 )
 
 // Event is wire.Event, its JSON form on the API.
@@ -15,19 +16,39 @@ type Event = wire.Event
 // eventView presents a persisted event, removing the provider's native
 // response from a model_call's step.completed result.
 func eventView(e store.Event) Event {
-	p := e.Payload
-	if e.Kind == "step.completed" && bytes.Contains(p, []byte(`"native"`)) {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(p, &m) == nil && string(m["kind"]) == `"model_call"` {
-			if r, ok := m["result"]; ok {
-				m["result"] = WithoutNative(r)
-				if b, err := json.Marshal(m); err == nil {
-					p = b
-				}
-			}
-		}
+	return Event{ID: e.ID, MissionID: e.MissionID, RunID: e.RunID, Seq: e.Seq, Kind: e.Kind, Payload: payloadView(e.Kind, e.Payload), Trust: e.Trust, CreatedAt: e.CreatedAt}
+}
+
+// payloadView is an event's payload as presented: a model_call's
+// step.completed without the provider's native response. Persisted events
+// and their live copies (kernel.StepSpec.LiveAnnounce) pass through it.
+func payloadView(kind string, p []byte) []byte {
+	if kind != "step.completed" || !bytes.Contains(p, []byte(`"native"`)) {
+		return p
 	}
-	return Event{ID: e.ID, MissionID: e.MissionID, RunID: e.RunID, Seq: e.Seq, Kind: e.Kind, Payload: p, Trust: e.Trust, CreatedAt: e.CreatedAt}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(p, &m) != nil || string(m["kind"]) != `"model_call"` {
+		return p
+	}
+	r, ok := m["result"]
+	if !ok {
+		return p
+	}
+	m["result"] = WithoutNative(r)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return p
+	}
+	return b
+}
+
+// transientView presents a transient event, as eventView a persisted one.
+func transientView(te kernel.TransientEvent, now int64) (Event, error) {
+	p, err := json.Marshal(te.Payload)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{ID: -1, MissionID: te.MissionID, RunID: te.RunID, Kind: te.Kind, Payload: payloadView(te.Kind, p), CreatedAt: now}, nil
 }
 
 // ReplayEvents returns persisted events with id > after (of one mission
@@ -67,8 +88,8 @@ func (s *Service) ListenEvents(ctx context.Context, cursor int64, missionID stri
 	return s.k.ListenEvents(ctx, cursor, missionID, func(e store.Event) error { return fn(eventView(e)) })
 }
 
-// SubscribeTransient returns this process's transient events (model.delta)
-// of one mission (all when missionID is empty), with ID -1, until ctx ends.
+// SubscribeTransient returns this process's transient events (model.delta,
+// live copies of step events) of one mission (all when missionID is empty), with ID -1, until ctx ends.
 // A subscriber that falls behind loses events; it never slows a run.
 func (s *Service) SubscribeTransient(ctx context.Context, missionID string) <-chan Event {
 	in := s.k.SubscribeTransient(ctx)
@@ -79,12 +100,12 @@ func (s *Service) SubscribeTransient(ctx context.Context, missionID string) <-ch
 			if missionID != "" && te.MissionID != missionID {
 				continue
 			}
-			p, err := json.Marshal(te.Payload)
+			e, err := transientView(te, s.now().UnixMilli())
 			if err != nil {
 				continue
 			}
 			select {
-			case out <- Event{ID: -1, MissionID: te.MissionID, RunID: te.RunID, Kind: te.Kind, Payload: p, CreatedAt: s.now().UnixMilli()}:
+			case out <- e:
 			default:
 			}
 		}
