@@ -44,13 +44,14 @@ type liveGate struct {
 	engEnded   map[string]bool // run id → engine.finished seen
 	engHeld    []mission.Event // live engine events before their run's engine.started
 
-	// copies, when set, are the live copies of step events shown
-	// (run/seq/kind); their persisted events are then not shown again.
-	// Nil: every event is shown (--json).
+	// copies, when set, are the step events shown whose copy or
+	// persisted event may follow (run/seq/kind → the shown one was the
+	// live copy); the other is not shown again. Nil: every event is shown
+	// (--json).
 	copies map[string]bool
 }
 
-// maxCopies bounds the live step-event copies a watcher remembers.
+// maxCopies bounds the step events a watcher remembers for dropCopy.
 const maxCopies = 4096
 
 func newLiveGate() *liveGate {
@@ -154,14 +155,16 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 	return []mission.Event{e}
 }
 
-// dropCopy reports whether e is the persisted event of a step event whose
-// live copy was shown: the agent loop's model call announces itself live
-// only (kernel.StepSpec.LiveAnnounce), preceded by copies of the events
-// its run has not committed yet, so the model's text streams after the
-// previous turn's tool results; those events then commit with the turn.
-// A live copy is remembered and its persisted event dropped; a run's
-// persisted run.claimed forgets them (see admit), so what a new holder
-// persists after running a step again is shown.
+// dropCopy reports whether e, a step event, was shown already: the agent
+// loop's model call announces itself live only (kernel.StepSpec.
+// LiveAnnounce), preceded by copies of its run's step events since the
+// last such announce, committed or not, so that the model's text streams
+// after the previous turn's tool calls and results; their persisted
+// events travel by another path, before or after the copies. Whichever of
+// a copy and its persisted event comes first is shown, the other dropped
+// (by run, seq and kind); a run's persisted run.claimed of a resume
+// forgets them (see admit), so what a new holder persists after running a
+// step again is shown.
 func (g *liveGate) dropCopy(e mission.Event) bool {
 	if g.copies == nil {
 		return false
@@ -173,14 +176,14 @@ func (g *liveGate) dropCopy(e mission.Event) bool {
 		return false
 	}
 	key := e.RunID + "/" + strconv.Itoa(*p.Seq) + "/" + e.Kind
-	if e.ID < 0 {
-		if len(g.copies) >= maxCopies {
-			g.copies = map[string]bool{}
-		}
-		g.copies[key] = true
-		return false
+	live := e.ID < 0
+	if first, ok := g.copies[key]; ok && first != live {
+		delete(g.copies, key)
+		return true
 	}
-	seen := g.copies[key]
-	delete(g.copies, key)
-	return seen
+	if len(g.copies) >= maxCopies {
+		g.copies = map[string]bool{}
+	}
+	g.copies[key] = live
+	return false
 }

@@ -145,9 +145,9 @@ func TestWatchPlacesEngineEventsInOrder(t *testing.T) {
 
 // TestWatchShowsLiveCopiesOnce: the agent loop's model call announces
 // itself live only (kernel.StepSpec.LiveAnnounce), after live copies of the
-// previous turn's uncommitted step events; those events persist with the
-// turn. The watcher shows each copy in its place, the model's text after
-// it, and not the persisted event again, unless a resumed holder (whose
+// run's step events since its last announce, committed or not. The watcher
+// shows whichever of a copy and its persisted event comes first, the
+// model's text after it, and not the other, unless a resumed holder (whose
 // run.claimed replays steps) persisted it after running the step again.
 // With --json (no copies kept) every event is shown.
 func TestWatchShowsLiveCopiesOnce(t *testing.T) {
@@ -181,6 +181,7 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 		bodies int // times the tool's result is shown
 	}{
 		{"a copy, then its persisted event", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 1},
+		{"a persisted event, then its copy", false, []mission.Event{toolStarted, toolDone(2, "CALC-BODY"), toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), modelDone}, 1},
 		{"the persisted event of a resumed holder", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), resumed, toolDone(4, "CALC-BODY"), modelDone}, 2},
 		{"--json", true, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 2},
 	} {

@@ -15,10 +15,13 @@ import (
 )
 
 // TestLiveAnnounce: a LiveAnnounce step records no intent, and a live
-// watcher sees, before its exec runs, the step events of the run's
-// uncommitted records (each once, in seq order) and then its own
-// step.started; none of it has committed then. Its record and the others
+// watcher sees, before its exec runs, copies of the run's step events
+// since its last LiveAnnounce (committed meanwhile or not yet; each once,
+// in seq order) and then its own step.started, which has not committed. Its record and the others
 // persist with the run's next transaction, with no persisted step.started.
+// A model call's result does not wait: the next LiveAnnounce step commits
+// the pending records first (a run of turns without tool calls is
+// journaled turn by turn).
 func TestLiveAnnounce(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
@@ -68,25 +71,57 @@ func TestLiveAnnounce(t *testing.T) {
 				}
 			}
 		}
+		committed := func(rc RunContext, seqs ...int) {
+			for _, s := range seqs {
+				if st, err := db.Store.GetStep(context.Background(), rc.RunID(), s); err != nil || st.Status != "completed" {
+					fail("step %d is not committed while the next LiveAnnounce step runs (%v)", s, err)
+				}
+			}
+		}
 		logic := func(rc RunContext) (Result, error) {
+			model := func(i int, check func()) error {
+				_, err := rc.Step(StepSpec{Kind: "model_call", Name: "model", Effect: EffectModelCall, Request: i, LiveAnnounce: true},
+					func(context.Context, string) (Outcome, error) { check(); return Outcome{Result: i}, nil })
+				return err
+			}
+			effect := func(i int) error {
+				_, err := rc.Step(StepSpec{Kind: "t", Name: "effect", Effect: EffectNonIdempotent, Request: i},
+					func(context.Context, string) (Outcome, error) { return Outcome{Result: i}, nil })
+				return err
+			}
 			if _, err := rc.Step(StepSpec{Kind: "t", Name: "read", Effect: EffectRead, Request: 0},
 				func(context.Context, string) (Outcome, error) { return Outcome{Result: "r0"}, nil }); err != nil {
 				return Result{}, err
 			}
-			for i := 1; i <= 2; i++ {
-				if _, err := rc.Step(StepSpec{Kind: "model_call", Name: "model", Effect: EffectModelCall, Request: i, LiveAnnounce: true},
-					func(context.Context, string) (Outcome, error) {
-						// Step 0's copy once, before the first call only;
-						// the second call's copies are the first's result.
-						want(rc.RunID(), fmt.Sprint("step.completed@", i-1), fmt.Sprint("step.started@", i))
-						uncommitted(rc, 0, i)
-						return Outcome{Result: i}, nil
-					}); err != nil {
-					return Result{}, err
-				}
+			// The read's copy, then the call's start; neither committed.
+			if err := model(1, func() {
+				want(rc.RunID(), "step.completed@0", "step.started@1")
+				uncommitted(rc, 0, 1)
+			}); err != nil {
+				return Result{}, err
 			}
-			if _, err := rc.Step(StepSpec{Kind: "t", Name: "effect", Effect: EffectNonIdempotent, Request: 3},
-				func(context.Context, string) (Outcome, error) { return Outcome{Result: 3}, nil }); err != nil {
+			// Its intent commits the pending records; its result commits.
+			if err := effect(2); err != nil {
+				return Result{}, err
+			}
+			// Copies of what committed since the last announce (not the
+			// read's again), then the call's start.
+			if err := model(3, func() {
+				want(rc.RunID(), "step.completed@1", "step.started@2", "step.completed@2", "step.started@3")
+				committed(rc, 0, 1, 2)
+				uncommitted(rc, 3)
+			}); err != nil {
+				return Result{}, err
+			}
+			// A model call's result commits before the next call runs.
+			if err := model(4, func() {
+				want(rc.RunID(), "step.completed@3", "step.started@4")
+				committed(rc, 3)
+				uncommitted(rc, 4)
+			}); err != nil {
+				return Result{}, err
+			}
+			if err := effect(5); err != nil {
 				return Result{}, err
 			}
 			return Result{Status: StatusDone}, nil
@@ -106,8 +141,8 @@ func TestLiveAnnounce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(steps) != 4 {
-			t.Fatalf("%d steps recorded, want 4", len(steps))
+		if len(steps) != 6 {
+			t.Fatalf("%d steps recorded, want 6", len(steps))
 		}
 		for _, s := range steps {
 			if s.Status != "completed" {
@@ -124,7 +159,7 @@ func TestLiveAnnounce(t *testing.T) {
 				got = append(got, fmt.Sprint(e.Kind, "@", *e.Seq))
 			}
 		}
-		if w := "[step.completed@0 step.completed@1 step.completed@2 step.started@3 step.completed@3]"; fmt.Sprint(got) != w {
+		if w := "[step.completed@0 step.completed@1 step.started@2 step.completed@2 step.completed@3 step.completed@4 step.started@5 step.completed@5]"; fmt.Sprint(got) != w {
 			t.Errorf("persisted step events %v, want %s", got, w)
 		}
 	})

@@ -35,6 +35,9 @@ type pendingRecord struct {
 	// were emitted.
 	live      func() []TransientEvent
 	announced bool
+	// commitFirst: a LiveAnnounce step commits the pending records
+	// before it runs instead of announcing them (liveAnnounceStep).
+	commitFirst bool
 }
 
 // deferRecord appends a write to the pending list (with
@@ -198,6 +201,17 @@ func (rc *runCtx) landed(ctx context.Context, pend []pendingRecord) bool {
 // dropPending removes written records from the pending list; records
 // deferred meanwhile (by concurrent steps) stay.
 func (rc *runCtx) dropPending(written []pendingRecord) {
+	var copies []TransientEvent
+	rc.mu.Lock()
+	if rc.liveUsed {
+		for _, p := range written {
+			if !p.announced && p.live != nil {
+				copies = append(copies, p.live()...)
+			}
+		}
+	}
+	rc.mu.Unlock()
+	rc.committedLive(copies...)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.pending = rc.pending[len(written):]
@@ -217,15 +231,44 @@ func deferrable(spec StepSpec) bool {
 	return spec.Effect != EffectNonIdempotent
 }
 
+// liveAnnounceStep announces a LiveAnnounce step about to run. When a
+// pending record is a model call's result (costly to run again, and what
+// a timeline shows of the model's turn) or a wait's or a timer's outcome
+// (an owner's answer), the pending records commit first, in a transaction
+// of their own: a run of turns without tool calls, or an answered
+// question, is journaled and shown as before. Otherwise (a turn's tool
+// results, its steering read) they are announced live (liveAnnounce) and
+// commit with the run's next transaction, the next tool's intent.
+func (rc *runCtx) liveAnnounceStep(started TransientEvent) error {
+	rc.mu.Lock()
+	commit := false
+	for _, p := range rc.pending {
+		commit = commit || p.commitFirst
+	}
+	rc.mu.Unlock()
+	if commit {
+		if err := rc.flush(rc.ctx); err != nil {
+			return err
+		}
+	}
+	rc.liveAnnounce(started)
+	return nil
+}
+
 // liveAnnounce emits, for a LiveAnnounce step about to run, transient
-// copies of the pending records' events not announced yet, in seq order,
-// then started: a live timeline shows what the run did before the step,
-// then the step, although none of it has committed. The records persist
-// with the run's next transaction; a watcher that saw the copies knows
-// the persisted events by (run, seq, kind).
+// copies of the run's step events since its last LiveAnnounce, in seq
+// order: those committed meanwhile (an intent's step.started, a result's
+// step.completed) and those of the pending records. Then started. The
+// transient path is ordered, the persisted one is slower and not ordered
+// with it, so a live timeline that places the step after these copies
+// shows what the run did before the step, then the step, although part of
+// it has not committed (the pending records persist with the run's next
+// transaction). A watcher knows a copy's persisted event by (run, seq,
+// kind).
 func (rc *runCtx) liveAnnounce(started TransientEvent) {
 	rc.mu.Lock()
-	var evs []TransientEvent
+	evs := rc.live
+	rc.live, rc.liveUsed = nil, true
 	for i := range rc.pending {
 		p := &rc.pending[i]
 		if p.announced || p.live == nil {
@@ -237,5 +280,24 @@ func (rc *runCtx) liveAnnounce(started TransientEvent) {
 	rc.mu.Unlock()
 	for _, e := range append(evs, started) {
 		rc.k.emitTransient(e)
+	}
+}
+
+// maxLiveCopies bounds the committed step events a run keeps for its next
+// LiveAnnounce (a logic that announces live once, then runs many steps
+// without, keeps the newest).
+const maxLiveCopies = 256
+
+// committedLive records copies of step events just committed, for the
+// next LiveAnnounce (once the run has made one).
+func (rc *runCtx) committedLive(evs ...TransientEvent) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if !rc.liveUsed {
+		return
+	}
+	rc.live = append(rc.live, evs...)
+	if n := len(rc.live) - maxLiveCopies; n > 0 {
+		rc.live = append(rc.live[:0], rc.live[n:]...)
 	}
 }

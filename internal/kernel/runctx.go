@@ -92,6 +92,10 @@ type runCtx struct {
 	usage        Usage
 	lastOwnerMsg int64
 	pending      []pendingRecord // deferred records, written by the next tx
+	// live holds copies of the step events committed since the last
+	// LiveAnnounce, once the run has made one (liveAnnounce).
+	live     []TransientEvent
+	liveUsed bool
 }
 
 var _ RunContext = (*runCtx)(nil)

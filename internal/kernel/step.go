@@ -98,7 +98,9 @@ func (rc *runCtx) step(seq int, spec StepSpec, exec ExecFunc, fresh func(seq int
 		// is written, in one transaction.
 		rc.hook(func(h *Hooks) func(string, int) { return h.AfterIntent }, seq)
 		if spec.LiveAnnounce {
-			rc.liveAnnounce(rc.liveEvent(seq, "step.started", rc.startedRow(seq, spec, reqJSON, hash, 0), "request", reqJSON))
+			if err := rc.liveAnnounceStep(rc.liveEvent(seq, "step.started", rc.startedRow(seq, spec, reqJSON, hash, 0), "request", reqJSON)); err != nil {
+				return nil, rc.fenceErr(fmt.Errorf("record the steps before step %d: %w", seq, err))
+			}
 		}
 		return rc.execute(seq, spec, reqJSON, exec, &store.Step{RequestHash: hash, Request: reqJSON})
 	}
@@ -155,6 +157,7 @@ func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) er
 		return rc.fenceErr(fmt.Errorf("record intent of step %d: %w", seq, err))
 	}
 	rc.k.ring()
+	rc.committedLive(rc.liveEvent(seq, "step.started", s, "request", reqJSON))
 	return nil
 }
 
@@ -297,20 +300,21 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 		}
 		return rc.k.event(ctx, q, rc.run.MissionID, rc.run.ID, &seq, "run.usage", map[string]any{"usage": total, "budget": rc.budget()})
 	}
+	// Its step event's live copy (a run.usage event, which a deferred
+	// model call's result also persists, has none: its seq is not in
+	// its payload, so a watcher could not tell its copy from it).
+	live := func() []TransientEvent {
+		s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
+		if execErr != nil {
+			return []TransientEvent{rc.liveEvent(seq, "step.failed", s, "error", p.Error)}
+		}
+		return []TransientEvent{rc.liveEvent(seq, "step.completed", s, "result", result)}
+	}
 	var reconcileAbort *Error
 	if deferrable(spec) && !(errors.As(execErr, &reconcileAbort) && reconcileAbort.Code == CodeReconcileAbort) {
 		// The next transaction of the run writes it (pending.go).
-		// Its step event's live copy (a run.usage event, which a deferred
-		// model call's result also persists, has none: its seq is not in
-		// its payload, so a watcher could not tell its copy from it).
-		live := func() []TransientEvent {
-			s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
-			if execErr != nil {
-				return []TransientEvent{rc.liveEvent(seq, "step.failed", s, "error", p.Error)}
-			}
-			return []TransientEvent{rc.liveEvent(seq, "step.completed", s, "result", result)}
-		}
-		if err := rc.deferRecord(pendingRecord{seq: seq, status: p.Status, usd: u.CostUSD, write: write, live: live}); err != nil {
+		commitFirst := spec.Effect == EffectModelCall || spec.Kind == KindWait || spec.Kind == KindTimer
+		if err := rc.deferRecord(pendingRecord{seq: seq, status: p.Status, usd: u.CostUSD, write: write, live: live, commitFirst: commitFirst}); err != nil {
 			return nil, rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
 		}
 		rc.mu.Lock()
@@ -354,6 +358,9 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	rc.usage = total
 	rc.mu.Unlock()
 	rc.k.ring()
+	if err == nil {
+		rc.committedLive(live()...)
+	}
 	rc.hook(func(h *Hooks) func(string, int) { return h.AfterCommit }, seq)
 	rc.afterRecord(seq, spec.Kind, spec.Name)
 	if cancel {

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 )
 
-// Event is a timeline event as presented. Transient events (model.delta)
-// carry ID -1.
+// Event is a timeline event as presented. Transient events (model.delta,
+// engine.event, live copies of step events) carry ID -1 and no Seq.
 type Event struct {
 	ID        int64           `json:"id"`
 	MissionID string          `json:"missionId"`

@@ -677,7 +677,8 @@ test('live text never shows out of order, nor after the step that ends it (the d
       setTimeout(() => {
         ws.send(msg);
         if (e.payload?.kind !== 'model_call') return;
-        if (e.kind === 'step.started') turnOfSeq.set(e.seq, e.payload.request?.turn);
+        // A model call's step.started is live only: its seq is in the payload.
+        if (e.kind === 'step.started') turnOfSeq.set(e.seq ?? e.payload.seq, e.payload.request?.turn);
         if (e.kind === 'step.completed') for (const d of deltas.get(turnOfSeq.get(e.seq)) ?? []) ws.send(d);
       }, 400);
     });

@@ -157,12 +157,15 @@ export function MissionPage({ id }: { id: string }) {
         case 'step.started':
         case 'step.completed':
         case 'step.failed': {
-          if (e.runId !== rootRef.current || e.seq === null) break;
+          // A live copy (id -1, kernel LiveAnnounce) has its seq in its
+          // payload only; it and its persisted event merge by seq.
           const p = e.payload ?? {};
+          const seq = e.seq ?? p.seq;
+          if (e.runId !== rootRef.current || typeof seq !== 'number') break;
           setSteps((old) => {
-            const prev = old.get(e.seq!);
+            const prev = old.get(seq);
             const s: Step = {
-              runId: e.runId, seq: e.seq!, kind: p.kind ?? prev?.kind ?? '', name: p.name ?? prev?.name ?? '', effect: p.effect ?? '',
+              runId: e.runId, seq, kind: p.kind ?? prev?.kind ?? '', name: p.name ?? prev?.name ?? '', effect: p.effect ?? '',
               status: e.kind === 'step.started' ? 'started' : e.kind === 'step.completed' ? 'completed' : 'failed',
               request: p.request ?? prev?.request, result: p.result ?? prev?.result, error: p.error ?? prev?.error,
               costUsd: prev?.costUsd ?? 0, startedAt: prev?.startedAt ?? e.createdAt, truncated: !!p.truncated,
