@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"errors"
+	"sort"
 
 	"github.com/aos-run/aos/internal/store"
 )
@@ -33,7 +34,7 @@ type pendingRecord struct {
 	// live, when set, returns transient copies of the events write
 	// persists, for a LiveAnnounce (liveAnnounce); announced says they
 	// were emitted.
-	live      func() []TransientEvent
+	live      func() []liveCopy
 	announced bool
 	// commitFirst: a LiveAnnounce step commits the pending records
 	// before it runs instead of announcing them (liveAnnounceStep).
@@ -201,7 +202,7 @@ func (rc *runCtx) landed(ctx context.Context, pend []pendingRecord) bool {
 // dropPending removes written records from the pending list; records
 // deferred meanwhile (by concurrent steps) stay.
 func (rc *runCtx) dropPending(written []pendingRecord) {
-	var copies []TransientEvent
+	var copies []liveCopy
 	rc.mu.Lock()
 	if rc.liveUsed {
 		for _, p := range written {
@@ -278,9 +279,19 @@ func (rc *runCtx) liveAnnounce(started TransientEvent) {
 		evs = append(evs, p.live()...)
 	}
 	rc.mu.Unlock()
-	for _, e := range append(evs, started) {
-		rc.k.emitTransient(e)
+	// Steps started by Go commit in seq order but record their copies
+	// after, in any order; a step's started comes before its completion.
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
+	for _, c := range evs {
+		rc.k.emitTransient(c.ev)
 	}
+	rc.k.emitTransient(started)
+}
+
+// liveCopy is a transient copy of a step event, with its step's seq.
+type liveCopy struct {
+	seq int
+	ev  TransientEvent
 }
 
 // maxLiveCopies bounds the committed step events a run keeps for its next
@@ -290,7 +301,7 @@ const maxLiveCopies = 256
 
 // committedLive records copies of step events just committed, for the
 // next LiveAnnounce (once the run has made one).
-func (rc *runCtx) committedLive(evs ...TransientEvent) {
+func (rc *runCtx) committedLive(evs ...liveCopy) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if !rc.liveUsed {

@@ -94,7 +94,7 @@ type runCtx struct {
 	pending      []pendingRecord // deferred records, written by the next tx
 	// live holds copies of the step events committed since the last
 	// LiveAnnounce, once the run has made one (liveAnnounce).
-	live     []TransientEvent
+	live     []liveCopy
 	liveUsed bool
 }
 

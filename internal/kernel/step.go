@@ -157,7 +157,7 @@ func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) er
 		return rc.fenceErr(fmt.Errorf("record intent of step %d: %w", seq, err))
 	}
 	rc.k.ring()
-	rc.committedLive(rc.liveEvent(seq, "step.started", s, "request", reqJSON))
+	rc.committedLive(liveCopy{seq, rc.liveEvent(seq, "step.started", s, "request", reqJSON)})
 	return nil
 }
 
@@ -303,12 +303,12 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	// Its step event's live copy (a run.usage event, which a deferred
 	// model call's result also persists, has none: its seq is not in
 	// its payload, so a watcher could not tell its copy from it).
-	live := func() []TransientEvent {
+	live := func() []liveCopy {
 		s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
 		if execErr != nil {
-			return []TransientEvent{rc.liveEvent(seq, "step.failed", s, "error", p.Error)}
+			return []liveCopy{{seq, rc.liveEvent(seq, "step.failed", s, "error", p.Error)}}
 		}
-		return []TransientEvent{rc.liveEvent(seq, "step.completed", s, "result", result)}
+		return []liveCopy{{seq, rc.liveEvent(seq, "step.completed", s, "result", result)}}
 	}
 	var reconcileAbort *Error
 	if deferrable(spec) && !(errors.As(execErr, &reconcileAbort) && reconcileAbort.Code == CodeReconcileAbort) {
