@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/aos-run/aos/internal/mission"
 )
@@ -21,13 +22,15 @@ const maxHeldEngineEvents = 256
 //
 // Model text: the text of a model call arrives as transient model.delta
 // events; the next turn's text could arrive while the previous turn's tool
-// calls were still on their way, and be printed between them. The gate
-// holds a turn's deltas until the persisted step.started of that turn's
-// model call has been seen (every event of the previous turn comes before
-// it), passes them while the call runs, and drops them once its
-// step.completed (which carries the whole text) has been seen. Deltas it
-// never places (a turn it joined late, more than maxHeldDeltas) are
-// dropped: the step's result prints the text instead.
+// calls were still on their way, and be printed between them. The kernel
+// announces a model call live only: copies of its run's step events since
+// the last announce, then a transient step.started (kernel.StepSpec.
+// LiveAnnounce). The gate holds a turn's deltas until that step.started
+// has been seen and the run's previous model call has completed, passes
+// them while the call runs, and drops them once its step.completed (which
+// carries the whole text) has been seen. Deltas it never places (a turn it
+// joined late, more than maxHeldDeltas) are dropped: the step's result
+// prints the text instead.
 //
 // External engines: their live events (engine.event, engine.model_call,
 // never persisted) show after the run's persisted engine.started (held
@@ -47,8 +50,12 @@ type liveGate struct {
 	// copies, when set, are the step events shown whose copy or
 	// persisted event may follow (run/seq/kind → the shown one was the
 	// live copy); the other is not shown again. Nil: every event is shown
-	// (--json).
-	copies map[string]bool
+	// (--json). liveRuns are the runs copies came from.
+	copies   map[string]bool
+	liveRuns map[string]bool
+	// next holds, per run, a model call's step.started that came while
+	// the run's previous model call had not completed yet.
+	next map[string]mission.Event
 }
 
 // maxCopies bounds the step events a watcher remembers for dropCopy.
@@ -56,7 +63,7 @@ const maxCopies = 4096
 
 func newLiveGate() *liveGate {
 	return &liveGate{open: map[string]bool{}, ended: map[string]bool{}, bySeq: map[string]string{}, held: map[string][]mission.Event{},
-		engStarted: map[string]bool{}, engEnded: map[string]bool{}}
+		engStarted: map[string]bool{}, engEnded: map[string]bool{}, liveRuns: map[string]bool{}, next: map[string]mission.Event{}}
 }
 
 // admit returns the events to show now, in order, for e: none (a held or
@@ -95,8 +102,19 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 			ReplaySteps int `json:"replaySteps"`
 		}
 		if g.copies != nil && json.Unmarshal(e.Payload, &p) == nil && p.ReplaySteps > 0 {
-			g.copies = map[string]bool{}
+			for k := range g.copies {
+				if strings.HasPrefix(k, e.RunID+"/") {
+					delete(g.copies, k)
+				}
+			}
 		}
+		// Its calls start again: none is open, none waits.
+		for k := range g.open {
+			if strings.HasPrefix(k, e.RunID+"/") {
+				delete(g.open, k)
+			}
+		}
+		delete(g.next, e.RunID)
 	case "engine.finished":
 		g.engEnded[e.RunID] = true
 		return []mission.Event{e}
@@ -136,13 +154,14 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 			if p.Request.Turn == nil {
 				return []mission.Event{e}
 			}
-			key := e.RunID + "/" + strconv.Itoa(*p.Request.Turn)
-			g.open[key], g.bySeq[seqKey] = true, key
-			delete(g.ended, key) // a retry of the turn's call streams again
-			out := append([]mission.Event{e}, g.held[key]...)
-			g.nHeld -= len(g.held[key])
-			delete(g.held, key)
-			return out
+			if g.openCall(e.RunID) {
+				// The previous call's completion has not arrived (its
+				// persisted event travels the slower path): this call
+				// opens after it.
+				g.next[e.RunID] = e
+				return nil
+			}
+			return g.start(e, seqKey, e.RunID+"/"+strconv.Itoa(*p.Request.Turn))
 		}
 		if key, ok := g.bySeq[seqKey]; ok {
 			delete(g.open, key)
@@ -150,33 +169,75 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 			g.ended[key] = true
 			g.nHeld -= len(g.held[key])
 			delete(g.held, key)
+			if n, ok := g.next[e.RunID]; ok {
+				delete(g.next, e.RunID)
+				return append([]mission.Event{e}, g.admit(n)...)
+			}
 		}
 	}
 	return []mission.Event{e}
 }
 
-// dropCopy reports whether e, a step event, was shown already: the agent
+// start opens a model call's turn: e (its step.started), then the deltas
+// held for it.
+func (g *liveGate) start(e mission.Event, seqKey, key string) []mission.Event {
+	g.open[key], g.bySeq[seqKey] = true, key
+	delete(g.ended, key) // a retry of the turn's call streams again
+	out := append([]mission.Event{e}, g.held[key]...)
+	g.nHeld -= len(g.held[key])
+	delete(g.held, key)
+	return out
+}
+
+// openCall reports whether a model call of run is open (started, not
+// completed).
+func (g *liveGate) openCall(run string) bool {
+	for k := range g.open {
+		if strings.HasPrefix(k, run+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// dropCopy reports whether e, a step event, is not to be shown: the agent
 // loop's model call announces itself live only (kernel.StepSpec.
 // LiveAnnounce), preceded by copies of its run's step events since the
 // last such announce, committed or not, so that the model's text streams
 // after the previous turn's tool calls and results; their persisted
 // events travel by another path, before or after the copies. Whichever of
 // a copy and its persisted event comes first is shown, the other dropped
-// (by run, seq and kind); a run's persisted run.claimed of a resume
-// forgets them (see admit), so what a new holder persists after running a
-// step again is shown.
+// (by run, seq and kind). A copy without its body ("truncated": too large
+// to travel live) is not shown: its persisted event is. Persisted events
+// are remembered only for runs copies came from (a replay of history is
+// not), a model call's live step.started never (it has no persisted
+// twin); a resume's run.claimed forgets its run's (see admit), so what a
+// new holder persists after running a step again is shown.
 func (g *liveGate) dropCopy(e mission.Event) bool {
 	if g.copies == nil {
 		return false
 	}
 	var p struct {
-		Seq *int `json:"seq"`
+		Seq       *int   `json:"seq"`
+		Kind      string `json:"kind"`
+		Truncated bool   `json:"truncated"`
 	}
 	if json.Unmarshal(e.Payload, &p) != nil || p.Seq == nil {
 		return false
 	}
-	key := e.RunID + "/" + strconv.Itoa(*p.Seq) + "/" + e.Kind
 	live := e.ID < 0
+	if live {
+		if p.Truncated {
+			return true
+		}
+		g.liveRuns[e.RunID] = true
+		if p.Kind == "model_call" && e.Kind == "step.started" {
+			return false
+		}
+	} else if !g.liveRuns[e.RunID] {
+		return false
+	}
+	key := e.RunID + "/" + strconv.Itoa(*p.Seq) + "/" + e.Kind
 	if first, ok := g.copies[key]; ok && first != live {
 		delete(g.copies, key)
 		return true

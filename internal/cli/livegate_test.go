@@ -174,6 +174,10 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 	modelDone := ev(3, "step.completed", 4, map[string]any{"seq": 4, "kind": "model_call", "name": "model",
 		"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": "Running the test."}}}})
 	resumed := ev(2, "run.claimed", 0, map[string]any{"runId": run, "replaySteps": 3})
+	// The run's previous model call, announced live, then completed.
+	prior := ev(-1, "step.started", 1, map[string]any{"seq": 1, "kind": "model_call", "name": "model", "request": map[string]any{"turn": 0}})
+	priorDone := ev(5, "step.completed", 1, map[string]any{"seq": 1, "kind": "model_call", "name": "model",
+		"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": "Looking."}}}})
 	for _, tc := range []struct {
 		name   string
 		json   bool
@@ -181,7 +185,9 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 		bodies int // times the tool's result is shown
 	}{
 		{"a copy, then its persisted event", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 1},
-		{"a persisted event, then its copy", false, []mission.Event{toolStarted, toolDone(2, "CALC-BODY"), toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), modelDone}, 1},
+		{"a persisted event, then its copy", false, []mission.Event{prior, priorDone, toolStarted, toolDone(2, "CALC-BODY"), toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), modelDone}, 1},
+		{"a copy too large to travel live", false, []mission.Event{toolStarted, ev(-1, "step.completed", 2, map[string]any{"seq": 2, "kind": "tool_call", "name": "read_file", "truncated": true}),
+			modelStarted, toolDone(2, "CALC-BODY"), modelDone}, 1},
 		{"the persisted event of a resumed holder", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), resumed, toolDone(4, "CALC-BODY"), modelDone}, 2},
 		{"--json", true, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 2},
 	} {
@@ -211,5 +217,58 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 				t.Fatalf("the model's text is shown %d times:\n%s", n, got)
 			}
 		})
+	}
+}
+
+// TestWatchOpensACallAfterThePreviousOne: a model call's live step.started
+// can outrun the previous call's persisted step.completed (a turn without
+// tool calls: that result commits just before the next call is announced,
+// and its event travels the slower path). The watcher opens the new call
+// after the previous one completed, so each turn's text is printed once:
+// streamed, not again from its step's result.
+func TestWatchOpensACallAfterThePreviousOne(t *testing.T) {
+	const run = "run-1"
+	ev := func(id int64, kind string, s int, payload any) mission.Event {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := mission.Event{ID: id, MissionID: "m", RunID: run, Kind: kind, Payload: b}
+		if id > 0 {
+			e.Seq = &s
+		}
+		return e
+	}
+	started := func(s, turn int) mission.Event {
+		return ev(-1, "step.started", s, map[string]any{"seq": s, "kind": "model_call", "name": "model", "request": map[string]any{"turn": turn}})
+	}
+	done := func(id int64, s int, text string) mission.Event {
+		return ev(id, "step.completed", s, map[string]any{"seq": s, "kind": "model_call", "name": "model",
+			"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": text}}}})
+	}
+	delta := func(turn int, text string) mission.Event {
+		return ev(-1, "model.delta", 0, map[string]any{"turn": turn, "type": "text", "text": text})
+	}
+	var out bytes.Buffer
+	w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newLiveGate()}
+	w.gate.copies = map[string]bool{}
+	for _, e := range []mission.Event{
+		started(1, 0), delta(0, "Looking around."),
+		started(2, 1), delta(1, "Now the fix."), // before turn 0's result arrives
+		done(1, 1, "Looking around."), done(2, 2, "Now the fix."),
+	} {
+		if err := w.event(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.pr.printf("")
+	got := out.String()
+	for _, text := range []string{"Looking around.", "Now the fix."} {
+		if n := strings.Count(got, text); n != 1 {
+			t.Fatalf("%q is printed %d times:\n%s", text, n, got)
+		}
+	}
+	if strings.Index(got, "Looking around.") > strings.Index(got, "Now the fix.") {
+		t.Fatalf("the turns' text is out of order:\n%s", got)
 	}
 }

@@ -126,7 +126,30 @@ func TestLiveAnnounce(t *testing.T) {
 			}
 			return Result{Status: StatusDone}, nil
 		}
-		startWorker(t, k, cc, "w", map[string]Logic{"x": logic}, 1)
+		// A model call's result that must commit first, before a run's
+		// first LiveAnnounce: its copy still precedes the call's start.
+		first := func(rc RunContext) (Result, error) {
+			if _, err := rc.Step(StepSpec{Kind: "model_call", Name: "plain", Effect: EffectModelCall, Request: 0},
+				func(context.Context, string) (Outcome, error) { return Outcome{Result: 0}, nil }); err != nil {
+				return Result{}, err
+			}
+			if _, err := rc.Step(StepSpec{Kind: "model_call", Name: "model", Effect: EffectModelCall, Request: 1, LiveAnnounce: true},
+				func(context.Context, string) (Outcome, error) {
+					want(rc.RunID(), "step.completed@0", "step.started@1")
+					committed(rc, 0)
+					uncommitted(rc, 1)
+					return Outcome{Result: 1}, nil
+				}); err != nil {
+				return Result{}, err
+			}
+			return Result{Status: StatusDone}, nil
+		}
+		startWorker(t, k, cc, "w", map[string]Logic{"x": logic, "y": first}, 1)
+		_, rid0, err := k.CreateMission(context.Background(), MissionSpec{Title: "live first", Logic: "y"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitRun(t, db.Store, rid0, StatusDone)
 		mid, rid, err := k.CreateMission(context.Background(), MissionSpec{Title: "live", Logic: "x"})
 		if err != nil {
 			t.Fatal(err)

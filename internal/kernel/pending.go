@@ -13,7 +13,8 @@ import (
 // the internal steps (now, uuid, emit, owner_messages) are not committed on
 // their own. They wait in the run's pending list and are written, in seq
 // order and before anything else, by the run's next transaction: an intent,
-// a non_idempotent result, a wait, a sleep, the run's end or its release.
+// a non_idempotent result, a wait, a sleep, the run's end or its release,
+// or the commit a LiveAnnounce step makes first (liveAnnounceStep).
 //
 // The journal is therefore always a prefix of what the run did (a record
 // commits only with, or after, every record before it), so replay after a
@@ -200,21 +201,20 @@ func (rc *runCtx) landed(ctx context.Context, pend []pendingRecord) bool {
 }
 
 // dropPending removes written records from the pending list; records
-// deferred meanwhile (by concurrent steps) stay.
+// deferred meanwhile (by concurrent steps) stay. Once the run announces
+// steps live, the written records not announced yet keep copies of their
+// events for the next LiveAnnounce (read from the list itself, in the same
+// critical section, so a record announced meanwhile is not copied twice).
 func (rc *runCtx) dropPending(written []pendingRecord) {
-	var copies []liveCopy
 	rc.mu.Lock()
+	defer rc.mu.Unlock()
 	if rc.liveUsed {
-		for _, p := range written {
+		for _, p := range rc.pending[:len(written)] {
 			if !p.announced && p.live != nil {
-				copies = append(copies, p.live()...)
+				rc.addLiveLocked(p.live()...)
 			}
 		}
 	}
-	rc.mu.Unlock()
-	rc.committedLive(copies...)
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
 	rc.pending = rc.pending[len(written):]
 	if len(rc.pending) == 0 {
 		rc.pending = nil
@@ -236,21 +236,37 @@ func deferrable(spec StepSpec) bool {
 // pending record is a model call's result (costly to run again, and what
 // a timeline shows of the model's turn) or a wait's or a timer's outcome
 // (an owner's answer), the pending records commit first, in a transaction
-// of their own: a run of turns without tool calls, or an answered
-// question, is journaled and shown as before. Otherwise (a turn's tool
-// results, its steering read) they are announced live (liveAnnounce) and
-// commit with the run's next transaction, the next tool's intent.
-func (rc *runCtx) liveAnnounceStep(started TransientEvent) error {
+// of their own that also sees a cancel request (as an intent's did): a run
+// of turns without tool calls, or an answered question, is journaled and
+// shown as before. Otherwise (a turn's tool results, its steering read)
+// they are announced live (liveAnnounce) and commit with the run's next
+// transaction, the next tool's intent.
+func (rc *runCtx) liveAnnounceStep(seq int, started TransientEvent) error {
 	rc.mu.Lock()
+	rc.liveUsed = true // what this flush writes is copied too
 	commit := false
 	for _, p := range rc.pending {
 		commit = commit || p.commitFirst
 	}
 	rc.mu.Unlock()
 	if commit {
-		if err := rc.flush(rc.ctx); err != nil {
+		err := rc.tx(rc.ctx, func(q store.Queries) error {
+			cancel, err := q.FenceRun(rc.ctx, rc.fence, rc.k.now(), 0)
+			if err != nil {
+				return err
+			}
+			if cancel {
+				return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
+			}
+			return nil
+		})
+		if err := rc.cancelledErr(err); err != nil {
 			return err
 		}
+		if err != nil {
+			return err
+		}
+		rc.k.ring()
 	}
 	rc.liveAnnounce(started)
 	return nil
@@ -279,8 +295,8 @@ func (rc *runCtx) liveAnnounce(started TransientEvent) {
 		evs = append(evs, p.live()...)
 	}
 	rc.mu.Unlock()
-	// Steps started by Go commit in seq order but record their copies
-	// after, in any order; a step's started comes before its completion.
+	// Steps started by Go record their copies after their commits, in
+	// any order; a step's started comes before its completion.
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
 	for _, c := range evs {
 		rc.k.emitTransient(c.ev)
@@ -296,17 +312,23 @@ type liveCopy struct {
 
 // maxLiveCopies bounds the committed step events a run keeps for its next
 // LiveAnnounce (a logic that announces live once, then runs many steps
-// without, keeps the newest).
-const maxLiveCopies = 256
+// without, keeps the newest): well under a subscriber's 256-event buffer,
+// so the step.started that follows them is not the event it drops.
+const maxLiveCopies = 64
 
 // committedLive records copies of step events just committed, for the
 // next LiveAnnounce (once the run has made one).
 func (rc *runCtx) committedLive(evs ...liveCopy) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if !rc.liveUsed {
-		return
+	if rc.liveUsed {
+		rc.addLiveLocked(evs...)
 	}
+}
+
+// addLiveLocked appends copies to rc.live, keeping the newest
+// maxLiveCopies; rc.mu is held.
+func (rc *runCtx) addLiveLocked(evs ...liveCopy) {
 	rc.live = append(rc.live, evs...)
 	if n := len(rc.live) - maxLiveCopies; n > 0 {
 		rc.live = append(rc.live[:0], rc.live[n:]...)

@@ -98,7 +98,10 @@ func (rc *runCtx) step(seq int, spec StepSpec, exec ExecFunc, fresh func(seq int
 		// is written, in one transaction.
 		rc.hook(func(h *Hooks) func(string, int) { return h.AfterIntent }, seq)
 		if spec.LiveAnnounce {
-			if err := rc.liveAnnounceStep(rc.liveEvent(seq, "step.started", rc.startedRow(seq, spec, reqJSON, hash, 0), "request", reqJSON)); err != nil {
+			if err := rc.liveAnnounceStep(seq, rc.liveEvent(seq, "step.started", rc.startedRow(seq, spec, reqJSON, hash, 0), "request", reqJSON)); err != nil {
+				if errors.Is(err, ErrCancelled) {
+					return nil, err
+				}
 				return nil, rc.fenceErr(fmt.Errorf("record the steps before step %d: %w", seq, err))
 			}
 		}
@@ -377,10 +380,24 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	return result, nil
 }
 
+// maxLiveBodyLen bounds the body (request, result or error) a live copy
+// carries: larger ones would not fit a cross-process payload (PostgreSQL's
+// NOTIFY takes 8,000 bytes), where the copy would be dropped, and the order
+// it exists for lost. A copy without its body has "truncated": true;
+// watchers do not show it and wait for the persisted event.
+const maxLiveBodyLen = 4 << 10
+
 // liveEvent is the transient copy of a step event (see liveAnnounce): the
-// payload the persisted event carries (stepEventJSON).
+// payload the persisted event carries (stepEventJSON), its body left out
+// beyond maxLiveBodyLen.
 func (rc *runCtx) liveEvent(seq int, kind string, s store.Step, bodyKey string, body []byte) TransientEvent {
+	if len(body) > maxLiveBodyLen {
+		body = nil // a copy without its body: watchers wait for the persisted event
+	}
 	b, err := stepEventJSON(s, bodyKey, body)
+	if err == nil && body == nil {
+		b, err = CanonicalJSON(map[string]any{"seq": seq, "kind": s.Kind, "name": s.Name, "effect": s.Effect, "truncated": true})
+	}
 	if err != nil {
 		b, _ = CanonicalJSON(map[string]any{"seq": seq, "kind": s.Kind, "name": s.Name, "effect": s.Effect, "truncated": true})
 	}

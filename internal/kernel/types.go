@@ -108,14 +108,14 @@ type StepSpec struct {
 	Announce bool
 	// LiveAnnounce announces the step's start to live watchers only,
 	// for a step that records no intent (Announce unset): as it starts,
-	// transient copies of the step events its run's pending records will
-	// persist (pending.go: those of deferred results not yet announced)
-	// are emitted, then a transient
-	// step.started with the payload an intent's would carry. A timeline
-	// shows the step running, after what came before it, without a
-	// commit; the records persist with the run's next transaction as
-	// before. The agent loop's model call uses it (issue 17: one commit
-	// per turn).
+	// the kernel emits transient copies of the run's step events since its
+	// last live announce (those committed meanwhile and those of records
+	// still pending, pending.go), then a transient step.started with the
+	// payload an intent's would carry. A timeline shows the step running,
+	// after what came before it, without a commit. Pending records commit
+	// with the run's next transaction, except that a model call's result
+	// or a wait's or timer's outcome commits first, before the step runs.
+	// The agent loop's model call uses it (issue 17: one commit per turn).
 	LiveAnnounce bool
 }
 

@@ -26,8 +26,11 @@ export class DeltaGate {
   private lastEnded = new Map<string, number>(); // run → the last turn whose call the seed found ended
   private joined = new Map<string, string>(); // run → the turn it was running when the page joined
 
-  /** seed records the model calls already journaled (read over REST). */
+  /** seed records the model calls already journaled (read over REST). A
+   * (re)seed also lets the call running now join: its live step.started
+   * may have been sent while the page was not subscribed. */
   seed(steps: Step[]) {
+    this.startedSeen.clear();
     for (const s of steps) {
       if (s.kind !== 'model_call' || typeof s.request?.turn !== 'number') continue;
       const key = `${s.runId}/${s.request.turn}`;

@@ -85,6 +85,7 @@ export function MissionPage({ id }: { id: string }) {
   const [usage, setUsage] = useState<AosEvent | null>(null);
   const rootRef = useRef('');
   const maxSeq = useRef(-1);
+  const callTurn = useRef(new Map<number, number>()); // a model call's seq → its turn
 
   useEffect(() => {
     let alive = true;
@@ -116,7 +117,13 @@ export function MissionPage({ id }: { id: string }) {
         setRuns(rs ?? []);
         setSteps((old) => {
           const next = new Map(old);
-          for (const s of ss) next.set(s.seq, s);
+          for (const s of ss) {
+            // A live copy runs ahead of the database: a step it showed
+            // ended stays ended until REST shows it so too.
+            const prev = old.get(s.seq);
+            if (prev && prev.status !== 'started' && s.status === 'started') continue;
+            next.set(s.seq, s);
+          }
           return next;
         });
         setWaits(ws);
@@ -134,7 +141,8 @@ export function MissionPage({ id }: { id: string }) {
       for (const e of gate.admit(ev)) apply(e);
     });
     const apply = (e: AosEvent) => {
-      if (e.runId === rootRef.current && typeof e.seq === 'number') maxSeq.current = Math.max(maxSeq.current, e.seq);
+      const eseq = e.seq ?? (e.kind.startsWith('step.') ? e.payload?.seq : undefined); // a live copy's is in its payload
+      if (e.runId === rootRef.current && typeof eseq === 'number') maxSeq.current = Math.max(maxSeq.current, eseq);
       switch (e.kind) {
         case 'engine.event':
           if (e.runId !== rootRef.current || !engineLine(e.kind, e.payload)) break;
@@ -162,6 +170,9 @@ export function MissionPage({ id }: { id: string }) {
           const p = e.payload ?? {};
           const seq = e.seq ?? p.seq;
           if (e.runId !== rootRef.current || typeof seq !== 'number') break;
+          // A copy too large to travel live: the persisted event follows.
+          if (e.id < 0 && p.truncated) break;
+          if (p.kind === 'model_call' && e.kind === 'step.started' && typeof p.request?.turn === 'number') callTurn.current.set(seq, p.request.turn);
           setSteps((old) => {
             const prev = old.get(seq);
             const s: Step = {
@@ -175,7 +186,13 @@ export function MissionPage({ id }: { id: string }) {
             next.set(s.seq, s);
             return next;
           });
-          if (e.kind === 'step.completed' && p.kind === 'model_call') setLive(null);
+          if (e.kind === 'step.completed' && p.kind === 'model_call') {
+            // Only this call's text: a late completion of the previous
+            // call (its persisted event after the next call's live text)
+            // leaves the next call's alone.
+            const t = callTurn.current.get(seq);
+            setLive((l) => (l && t !== undefined && l.turn !== t ? l : null));
+          }
           if (p.truncated) reload(); // the event left the body out: read it over REST
           break;
         }
