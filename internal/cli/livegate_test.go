@@ -153,15 +153,7 @@ func TestWatchPlacesEngineEventsInOrder(t *testing.T) {
 func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 	const run = "run-1"
 	ev := func(id int64, kind string, s int, payload any) mission.Event {
-		b, err := json.Marshal(payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := mission.Event{ID: id, MissionID: "m", RunID: run, Kind: kind, Payload: b}
-		if id > 0 {
-			e.Seq = &s
-		}
-		return e
+		return stepEvent(t, run, id, kind, s, payload)
 	}
 	toolStarted := ev(1, "step.started", 2, map[string]any{"seq": 2, "kind": "tool_call", "name": "read_file", "request": map[string]any{"input": map[string]string{"path": "calc.sh"}}})
 	toolDone := func(id int64, body string) mission.Event {
@@ -229,15 +221,7 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 func TestWatchOpensACallAfterThePreviousOne(t *testing.T) {
 	const run = "run-1"
 	ev := func(id int64, kind string, s int, payload any) mission.Event {
-		b, err := json.Marshal(payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := mission.Event{ID: id, MissionID: "m", RunID: run, Kind: kind, Payload: b}
-		if id > 0 {
-			e.Seq = &s
-		}
-		return e
+		return stepEvent(t, run, id, kind, s, payload)
 	}
 	started := func(s, turn int) mission.Event {
 		return ev(-1, "step.started", s, map[string]any{"seq": s, "kind": "model_call", "name": "model", "request": map[string]any{"turn": turn}})
@@ -271,4 +255,19 @@ func TestWatchOpensACallAfterThePreviousOne(t *testing.T) {
 	if strings.Index(got, "Looking around.") > strings.Index(got, "Now the fix.") {
 		t.Fatalf("the turns' text is out of order:\n%s", got)
 	}
+}
+
+// stepEvent is an event of run: persisted (id > 0, with seq s) or live
+// (id -1, its seq in its payload only, as the API sends transient events).
+func stepEvent(t *testing.T, run string, id int64, kind string, s int, payload any) mission.Event {
+	t.Helper()
+	b, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mission.Event{ID: id, MissionID: "m", RunID: run, Kind: kind, Payload: b}
+	if id > 0 {
+		e.Seq = &s
+	}
+	return e
 }

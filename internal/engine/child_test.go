@@ -44,46 +44,20 @@ func runChild(role string) int {
 		}}
 	}
 	if at := os.Getenv("AOS_TEST_KILL_RECORD"); at != "" {
-		// kind:name:n — SIGKILL right after the n-th record of that step
-		// (committed or deferred to the run's next transaction).
-		var kind, name string
-		var nth, seen int
-		if parts := strings.Split(at, ":"); len(parts) == 3 {
-			kind, name = parts[0], parts[1]
-			nth, _ = strconv.Atoi(parts[2])
-		}
+		// SIGKILL right after the n-th record of that step (committed or
+		// deferred to the run's next transaction).
 		if opts.Hooks == nil {
 			opts.Hooks = &kernel.Hooks{}
 		}
-		opts.Hooks.AfterRecord = func(_ string, _ int, k, n string) {
-			if k == kind && n == name {
-				if seen++; seen == nth {
-					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-					select {}
-				}
-			}
-		}
+		opts.Hooks.AfterRecord = killHook(at)
 	}
 	if at := os.Getenv("AOS_TEST_KILL_EXEC"); at != "" {
-		// kind:name:n — SIGKILL as the n-th execution of that step begins
-		// (after its intent, if it records one).
-		var kind, name string
-		var nth, seen int
-		if parts := strings.Split(at, ":"); len(parts) == 3 {
-			kind, name = parts[0], parts[1]
-			nth, _ = strconv.Atoi(parts[2])
-		}
+		// SIGKILL as the n-th execution of that step begins (after its
+		// intent, if it records one).
 		if opts.Hooks == nil {
 			opts.Hooks = &kernel.Hooks{}
 		}
-		opts.Hooks.BeforeExec = func(_ string, _ int, k, n string) {
-			if k == kind && n == name {
-				if seen++; seen == nth {
-					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-					select {}
-				}
-			}
-		}
+		opts.Hooks.BeforeExec = killHook(at)
 	}
 	k := kernel.New(st, opts)
 	sb, err := sandbox.New(sandbox.Config{DataDir: dir})
@@ -110,6 +84,25 @@ func runChild(role string) int {
 			<-done
 			return 1
 		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// killHook parses at, kind:name:n, into a hook that SIGKILLs the process
+// the n-th time it is called for a step of that kind and name.
+func killHook(at string) func(runID string, seq int, kind, name string) {
+	var kind, name string
+	var nth, seen int
+	if parts := strings.Split(at, ":"); len(parts) == 3 {
+		kind, name = parts[0], parts[1]
+		nth, _ = strconv.Atoi(parts[2])
+	}
+	return func(_ string, _ int, k, n string) {
+		if k == kind && n == name {
+			if seen++; seen == nth {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
 		}
 	}
 }

@@ -250,16 +250,7 @@ func (rc *runCtx) liveAnnounceStep(seq int, started TransientEvent) error {
 	}
 	rc.mu.Unlock()
 	if commit {
-		err := rc.tx(rc.ctx, func(q store.Queries) error {
-			cancel, err := q.FenceRun(rc.ctx, rc.fence, rc.k.now(), 0)
-			if err != nil {
-				return err
-			}
-			if cancel {
-				return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
-			}
-			return nil
-		})
+		err := rc.tx(rc.ctx, func(q store.Queries) error { return rc.fenceNotCancelled(q, seq, rc.k.now()) })
 		if err := rc.cancelledErr(err); err != nil {
 			return err
 		}

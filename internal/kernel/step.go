@@ -144,12 +144,8 @@ func (rc *runCtx) intent(seq int, spec StepSpec, reqJSON []byte, hash string) er
 	s := rc.startedRow(seq, spec, reqJSON, hash, 0)
 	// The started row rides with the pending records' rows (txRows).
 	err := rc.txRows(rc.ctx, []store.Step{s}, func(q store.Queries) error {
-		cancel, err := q.FenceRun(rc.ctx, rc.fence, now, 0)
-		if err != nil {
+		if err := rc.fenceNotCancelled(q, seq, now); err != nil {
 			return err
-		}
-		if cancel {
-			return newErr(CodeCancelled, rc.run.ID, seq, "cancel requested")
 		}
 		return rc.k.stepEvent(rc.ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.started", s, "request", reqJSON)
 	})
@@ -391,14 +387,11 @@ const maxLiveBodyLen = 4 << 10
 // payload the persisted event carries (stepEventJSON), its body left out
 // beyond maxLiveBodyLen.
 func (rc *runCtx) liveEvent(seq int, kind string, s store.Step, bodyKey string, body []byte) TransientEvent {
-	if len(body) > maxLiveBodyLen {
-		body = nil // a copy without its body: watchers wait for the persisted event
+	var b []byte
+	if len(body) <= maxLiveBodyLen {
+		b, _ = stepEventJSON(s, bodyKey, body)
 	}
-	b, err := stepEventJSON(s, bodyKey, body)
-	if err == nil && body == nil {
-		b, err = CanonicalJSON(map[string]any{"seq": seq, "kind": s.Kind, "name": s.Name, "effect": s.Effect, "truncated": true})
-	}
-	if err != nil {
+	if b == nil { // too large, or not encodable: a copy without its body
 		b, _ = CanonicalJSON(map[string]any{"seq": seq, "kind": s.Kind, "name": s.Name, "effect": s.Effect, "truncated": true})
 	}
 	return TransientEvent{MissionID: rc.run.MissionID, RunID: rc.run.ID, Kind: kind, Payload: json.RawMessage(b)}

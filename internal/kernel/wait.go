@@ -186,10 +186,12 @@ func (rc *runCtx) resumeTimer(seq int, rec store.Step) (json.RawMessage, error) 
 	return rc.finish(seq, spec, json.RawMessage(`{"woke":true}`), nil, Usage{}, nil)
 }
 
-// fenceNotCancelled is the fencing check of a transaction that suspends
-// the run (a wait, a sleep): a cancel requested while the run was running
-// must end it here, not leave it suspended with the request unseen (its
-// requester found it running, so only the run itself can end it).
+// fenceNotCancelled is the fencing check of a transaction after which the
+// run would go on or suspend (an intent, a wait, a sleep, the commit before
+// a LiveAnnounce step): a cancel requested while the run was running must
+// end it here, not let an effect start or leave the run suspended with the
+// request unseen (its requester found it running, so only the run itself
+// can end it).
 func (rc *runCtx) fenceNotCancelled(q store.Queries, seq int, now int64) error {
 	cancel, err := q.FenceRun(rc.ctx, rc.fence, now, 0)
 	if err != nil {
