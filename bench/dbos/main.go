@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net/url"
 	"os"
 	"os/signal"
@@ -284,15 +285,15 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			k := "postgres single-row insert (pgbench -c1)"
 			floorRounds[k] = append(floorRounds[k], f)
 		}
+		// The sequential phase interleaves the systems run by run: timed one
+		// after the other, the system timed first after the floors and the
+		// throughput phases (which leave WAL, checkpoints and dirty pages
+		// behind) was the slowest of its round more often than not, and
+		// that was always aos on SQLite.
 		for _, e := range entries {
 			if err := resize(e.name, e.seq, 1); err != nil {
 				return err
 			}
-			// Dirty pages the previous phases left (another system's
-			// throughput phase, DBOS's NORMAL mode writes without fsync)
-			// are written back now, not in this system's first fsyncs: the
-			// system timed first after the throughput phases paid for them.
-			syscall.Sync()
 			// One untimed run first: a worker just started (a new
 			// PostgreSQL LISTEN connection, its first claim) made the
 			// first timed run of each round aos's slowest by 10-40 ms, a
@@ -300,23 +301,17 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 			if err := e.seq.Run(ctx, 0); err != nil {
 				return fmt.Errorf("%s: sequential warm-up: %w", e.name, err)
 			}
-			pt, timed := e.seq.(phaseTimer)
-			if timed {
-				pt.TimePhases(true)
-			}
-			ps, r0, rn, zs, err := perStep(ctx, e.seq, c.steps, c.iters)
-			if timed {
-				pt.TimePhases(false)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: sequential: %w", e.name, err)
-			}
-			e.perStep, e.run0, e.runN = append(e.perStep, ps), append(e.run0, r0), append(e.runN, rn)
-			e.zeros = append(e.zeros, zs...)
-			fmt.Fprintf(os.Stderr, "  %-36s per-step %s\n", e.name, ms(ps))
 		}
+		// Dirty pages the previous phases left (the throughput phases,
+		// DBOS's NORMAL mode writes without fsync) are written back now,
+		// not in the first timed fsyncs.
+		syscall.Sync()
+		if err := sequential(ctx, entries, c.steps, c.iters, uint64(r)); err != nil {
+			return err
+		}
+		order := slices.Concat(entries[r*len(entries)/c.rounds:], entries[:r*len(entries)/c.rounds])
 		for _, n := range c.conc {
-			for _, e := range entries {
+			for _, e := range order {
 				if err := resize(e.name, e.sys, n); err != nil {
 					return err
 				}
@@ -348,26 +343,46 @@ func run(ctx context.Context, c config, w io.Writer) (err error) {
 	return nil
 }
 
-// perStep times iters sequential pairs of a 0-step and an n-step workflow,
-// and returns (mean n-step − mean 0-step) / n with the two means, and
-// each 0-step run's time.
-func perStep(ctx context.Context, s system, n, iters int) (step, run0, runN time.Duration, zeros []time.Duration, err error) {
-	var d0, dN time.Duration
-	for range iters {
-		t0 := time.Now()
-		if err := s.Run(ctx, 0); err != nil {
-			return 0, 0, 0, nil, err
+// sequential times iters pairs of a 0-step and an n-step workflow on each
+// entry's sequential system, interleaved: pair i runs every system once, in
+// an order drawn afresh for each i, so that every system follows every
+// other about as often (what a system leaves behind, such as DBOS's work
+// after a workflow returns, lands on whichever runs next). Each entry gets
+// the round's (mean n-step − mean 0-step) / n, both means, and every 0-step
+// run's time. seed fixes the orders.
+func sequential(ctx context.Context, entries []*entry, n, iters int, seed uint64) error {
+	d0 := make([]time.Duration, len(entries))
+	dN := make([]time.Duration, len(entries))
+	for _, e := range entries {
+		if pt, ok := e.seq.(phaseTimer); ok {
+			pt.TimePhases(true)
+			defer pt.TimePhases(false)
 		}
-		t1 := time.Now()
-		if err := s.Run(ctx, n); err != nil {
-			return 0, 0, 0, nil, err
-		}
-		zeros = append(zeros, t1.Sub(t0))
-		d0 += t1.Sub(t0)
-		dN += time.Since(t1)
 	}
-	run0, runN = d0/time.Duration(iters), dN/time.Duration(iters)
-	return (runN - run0) / time.Duration(n), run0, runN, zeros, nil
+	rng := mrand.New(mrand.NewPCG(seed, 0))
+	for range iters {
+		for _, k := range rng.Perm(len(entries)) {
+			e := entries[k]
+			t0 := time.Now()
+			if err := e.seq.Run(ctx, 0); err != nil {
+				return fmt.Errorf("%s: sequential: %w", e.name, err)
+			}
+			t1 := time.Now()
+			if err := e.seq.Run(ctx, n); err != nil {
+				return fmt.Errorf("%s: sequential: %w", e.name, err)
+			}
+			d0[k] += t1.Sub(t0)
+			dN[k] += time.Since(t1)
+			e.zeros = append(e.zeros, t1.Sub(t0))
+		}
+	}
+	for k, e := range entries {
+		run0, runN := d0[k]/time.Duration(iters), dN[k]/time.Duration(iters)
+		ps := (runN - run0) / time.Duration(n)
+		e.perStep, e.run0, e.runN = append(e.perStep, ps), append(e.run0, run0), append(e.runN, runN)
+		fmt.Fprintf(os.Stderr, "  %-36s per-step %s  0-step %s\n", e.name, ms(ps), ms(run0))
+	}
+	return nil
 }
 
 // throughput runs c clients, each starting an n-step workflow and waiting
