@@ -54,8 +54,15 @@ type liveGate struct {
 	copies   map[string]bool
 	liveRuns map[string]bool
 	// next holds, per run, a model call's step.started that came while
-	// the run's previous model call had not completed yet.
+	// the run's previous model call had not completed yet, or before the
+	// persisted event of a copy that went without its body.
 	next map[string]mission.Event
+	// awaiting is, per run, the journalPos of the last copy without its
+	// body ("truncated") whose persisted event has not been seen;
+	// persisted the highest journalPos of the run's persisted step events
+	// seen. Those arrive in journal order, so awaiting[run] >
+	// persisted[run] says one is still on its way.
+	awaiting, persisted map[string]int
 }
 
 // maxCopies bounds the step events a watcher remembers for dropCopy.
@@ -63,7 +70,8 @@ const maxCopies = 4096
 
 func newLiveGate() *liveGate {
 	return &liveGate{open: map[string]bool{}, ended: map[string]bool{}, bySeq: map[string]string{}, held: map[string][]mission.Event{},
-		engStarted: map[string]bool{}, engEnded: map[string]bool{}, liveRuns: map[string]bool{}, next: map[string]mission.Event{}}
+		engStarted: map[string]bool{}, engEnded: map[string]bool{}, liveRuns: map[string]bool{}, next: map[string]mission.Event{},
+		awaiting: map[string]int{}, persisted: map[string]int{}}
 }
 
 // admit returns the events to show now, in order, for e: none (a held or
@@ -108,13 +116,16 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 				}
 			}
 		}
-		// Its calls start again: none is open, none waits.
+		// Its calls start again: none is open, none waits, and the copies
+		// the last holder sent may never persist (their records were lost
+		// with it).
 		for k := range g.open {
 			if strings.HasPrefix(k, e.RunID+"/") {
 				delete(g.open, k)
 			}
 		}
 		delete(g.next, e.RunID)
+		delete(g.awaiting, e.RunID)
 	case "engine.finished":
 		g.engEnded[e.RunID] = true
 		return []mission.Event{e}
@@ -139,40 +150,59 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 		if g.dropCopy(e) {
 			return nil
 		}
-		var p struct {
-			Kind    string `json:"kind"`
-			Seq     int    `json:"seq"`
-			Request struct {
-				Turn *int `json:"turn"`
-			} `json:"request"`
+		out := g.step(e)
+		if n, ok := g.next[e.RunID]; ok && e.ID >= 0 && !g.awaits(e.RunID) && !g.openCall(e.RunID) {
+			// The persisted event a held call waited for: then the call,
+			// unless its own completion came first (it was shown).
+			delete(g.next, e.RunID)
+			if journalPos(seqOf(n), "step.completed") > g.persisted[e.RunID] {
+				out = append(out, g.admit(n)...)
+			}
 		}
-		if json.Unmarshal(e.Payload, &p) != nil || p.Kind != "model_call" {
+		return out
+	}
+	return []mission.Event{e}
+}
+
+// step places a step event dropCopy let through: a model call's
+// step.started opens its turn (or waits, see admit), its completion ends
+// it and releases a call held for it.
+func (g *liveGate) step(e mission.Event) []mission.Event {
+	var p struct {
+		Kind    string `json:"kind"`
+		Seq     int    `json:"seq"`
+		Request struct {
+			Turn *int `json:"turn"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(e.Payload, &p) != nil || p.Kind != "model_call" {
+		return []mission.Event{e}
+	}
+	seqKey := e.RunID + "/" + strconv.Itoa(p.Seq)
+	if e.Kind == "step.started" {
+		if p.Request.Turn == nil {
 			return []mission.Event{e}
 		}
-		seqKey := e.RunID + "/" + strconv.Itoa(p.Seq)
-		if e.Kind == "step.started" {
-			if p.Request.Turn == nil {
-				return []mission.Event{e}
-			}
-			if g.openCall(e.RunID) {
-				// The previous call's completion has not arrived (its
-				// persisted event travels the slower path): this call
-				// opens after it.
-				g.next[e.RunID] = e
-				return nil
-			}
-			return g.start(e, seqKey, e.RunID+"/"+strconv.Itoa(*p.Request.Turn))
+		if g.openCall(e.RunID) || g.awaits(e.RunID) {
+			// The previous call's completion, or the persisted event
+			// of a copy that went without its body, has not arrived
+			// (persisted events travel the slower path; the kernel
+			// commits such a record before the call starts): this
+			// call opens after it.
+			g.next[e.RunID] = e
+			return nil
 		}
-		if key, ok := g.bySeq[seqKey]; ok {
-			delete(g.open, key)
-			delete(g.bySeq, seqKey)
-			g.ended[key] = true
-			g.nHeld -= len(g.held[key])
-			delete(g.held, key)
-			if n, ok := g.next[e.RunID]; ok {
-				delete(g.next, e.RunID)
-				return append([]mission.Event{e}, g.admit(n)...)
-			}
+		return g.start(e, seqKey, e.RunID+"/"+strconv.Itoa(*p.Request.Turn))
+	}
+	if key, ok := g.bySeq[seqKey]; ok {
+		delete(g.open, key)
+		delete(g.bySeq, seqKey)
+		g.ended[key] = true
+		g.nHeld -= len(g.held[key])
+		delete(g.held, key)
+		if n, ok := g.next[e.RunID]; ok {
+			delete(g.next, e.RunID)
+			return append([]mission.Event{e}, g.admit(n)...)
 		}
 	}
 	return []mission.Event{e}
@@ -187,6 +217,35 @@ func (g *liveGate) start(e mission.Event, seqKey, key string) []mission.Event {
 	g.nHeld -= len(g.held[key])
 	delete(g.held, key)
 	return out
+}
+
+// journalPos orders a run's step events as they are journaled: by seq, a
+// step's start before its end.
+func journalPos(seq int, kind string) int {
+	if kind == "step.started" {
+		return 2 * seq
+	}
+	return 2*seq + 1
+}
+
+// seqOf is a step event's seq (0 when its payload has none).
+func seqOf(e mission.Event) int {
+	var p struct {
+		Seq int `json:"seq"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	return p.Seq
+}
+
+// awaits reports whether the persisted event of a copy of run that went
+// without its body has not been seen yet.
+func (g *liveGate) awaits(run string) bool {
+	a, ok := g.awaiting[run]
+	if ok && a <= g.persisted[run] {
+		delete(g.awaiting, run)
+		return false
+	}
+	return ok
 }
 
 // openCall reports whether a model call of run is open (started, not
@@ -208,7 +267,8 @@ func (g *liveGate) openCall(run string) bool {
 // events travel by another path, before or after the copies. Whichever of
 // a copy and its persisted event comes first is shown, the other dropped
 // (by run, seq and kind). A copy without its body ("truncated": too large
-// to travel live) is not shown: its persisted event is. Persisted events
+// to travel live) is not shown: its persisted event is, and a model call
+// that starts before it arrives waits for it (see admit). Persisted events
 // are remembered only for runs copies came from (a replay of history is
 // not), a model call's live step.started never (it has no persisted
 // twin); a resume's run.claimed forgets its run's (see admit), so what a
@@ -226,8 +286,18 @@ func (g *liveGate) dropCopy(e mission.Event) bool {
 		return false
 	}
 	live := e.ID < 0
+	at := journalPos(*p.Seq, e.Kind)
+	if !live && at > g.persisted[e.RunID] {
+		g.persisted[e.RunID] = at
+	}
 	if live {
 		if p.Truncated {
+			// Its persisted event shows instead; a model call that
+			// starts before it arrives waits for it.
+			if at > g.persisted[e.RunID] && at > g.awaiting[e.RunID] {
+				g.awaiting[e.RunID] = at
+			}
+			g.liveRuns[e.RunID] = true
 			return true
 		}
 		g.liveRuns[e.RunID] = true

@@ -166,6 +166,7 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 	modelDone := ev(3, "step.completed", 4, map[string]any{"seq": 4, "kind": "model_call", "name": "model",
 		"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": "Running the test."}}}})
 	resumed := ev(2, "run.claimed", 0, map[string]any{"runId": run, "replaySteps": 3})
+	truncated := ev(-1, "step.completed", 2, map[string]any{"seq": 2, "kind": "tool_call", "name": "read_file", "truncated": true})
 	// The run's previous model call, announced live, then completed.
 	prior := ev(-1, "step.started", 1, map[string]any{"seq": 1, "kind": "model_call", "name": "model", "request": map[string]any{"turn": 0}})
 	priorDone := ev(5, "step.completed", 1, map[string]any{"seq": 1, "kind": "model_call", "name": "model",
@@ -178,8 +179,14 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 	}{
 		{"a copy, then its persisted event", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 1},
 		{"a persisted event, then its copy", false, []mission.Event{prior, priorDone, toolStarted, toolDone(2, "CALC-BODY"), toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), modelDone}, 1},
-		{"a copy too large to travel live", false, []mission.Event{toolStarted, ev(-1, "step.completed", 2, map[string]any{"seq": 2, "kind": "tool_call", "name": "read_file", "truncated": true}),
-			modelStarted, toolDone(2, "CALC-BODY"), modelDone}, 1},
+		// The next call's start waits for the persisted event of a copy
+		// that went without its body (the kernel commits it first), then
+		// its text streams (no completion here to print it).
+		{"a copy too large to travel live", false, []mission.Event{toolStarted, truncated,
+			modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY")}, 1},
+		// Nothing to wait for.
+		{"a copy too large to travel live, after its persisted event", false, []mission.Event{prior, priorDone, toolStarted, toolDone(2, "CALC-BODY"), truncated,
+			modelStarted, delta("Running "), delta("the test.")}, 1},
 		{"the persisted event of a resumed holder", false, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), resumed, toolDone(4, "CALC-BODY"), modelDone}, 2},
 		{"--json", true, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 2},
 	} {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -136,4 +137,53 @@ func assertInOrder(t *testing.T, out string, want []string) {
 		}
 		rest = rest[i+len(w):]
 	}
+}
+
+// largeReadScript writes a small file, then reads a large one in the same
+// turn: the write's intent commits the model's result, so the read's
+// result (too large for its live copy) is the only record pending when the
+// next model call is announced.
+const largeReadScript = `name: large
+turns:
+  - text: "Reading the big file."
+    tool_calls:
+      - {name: write_file, input: {path: small.txt, content: "small\n"}}
+      - {name: read_file, input: {path: big.txt}}
+  - expect: [{last_tool_result_contains: "BIG-FILE-FIRST-LINE"}]
+    text: "The big file is read."
+    tool_calls:
+      - {name: finish, input: {status: partial, summary: "read it", evidence: [], openQuestions: []}}
+`
+
+// TestWatchShowsALargeResultBeforeTheNextTurn: a tool result too large to
+// travel live (over 4 KiB) is shown by its persisted event, before the next
+// turn's text, which is printed once (kernel: such a record commits before
+// the next model call starts; watch: that call opens after it).
+func TestWatchShowsALargeResultBeforeTheNextTurn(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.DB) {
+		r := setupRemote(t, db)
+		repo := filepath.Join(r.root, "repo")
+		big := "BIG-FILE-FIRST-LINE\n" + strings.Repeat("filler line of the big file\n", 400)
+		if err := os.MkdirAll(repo, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "big.txt"), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := demo.WriteRepo(repo); err != nil { // commits big.txt too
+			t.Fatal(err)
+		}
+		startWorker(t, r, largeReadScript)
+		out, errOut, code := runAOS(context.Background(), r.clientEnv(""), &syncBuffer{}, "mission", "create", "read the big file", "--workspace", "repo",
+			"--criteria", "it is read", "--model", "script:large", "--budget-usd", "0.1", "--max-turns", "10", "--watch")
+		if code != exitPartial {
+			t.Fatalf("watch: exit %d\n%s\n%s", code, out, errOut)
+		}
+		assertInOrder(t, out, []string{"Reading the big file.", "→ write_file", "→ read_file", "BIG-FILE-FIRST-LINE", "The big file is read.", "read it"})
+		for _, text := range []string{"Reading the big file.", "The big file is read.", "BIG-FILE-FIRST-LINE"} {
+			if n := strings.Count(out, text); n != 1 {
+				t.Fatalf("%q printed %d times:\n%s", text, n, out)
+			}
+		}
+	})
 }

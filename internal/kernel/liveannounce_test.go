@@ -21,7 +21,8 @@ import (
 // persist with the run's next transaction, with no persisted step.started.
 // A model call's result does not wait: the next LiveAnnounce step commits
 // the pending records first (a run of turns without tool calls is
-// journaled turn by turn).
+// journaled turn by turn); nor does a result too large for its copy to
+// carry (watchers show its persisted event).
 func TestLiveAnnounce(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db storetest.DB) {
@@ -124,6 +125,25 @@ func TestLiveAnnounce(t *testing.T) {
 			if err := effect(5); err != nil {
 				return Result{}, err
 			}
+			// A read whose result is too large to travel live: its copy
+			// goes without it, so its record commits before the next
+			// call runs, and its persisted event is on its way.
+			if _, err := rc.Step(StepSpec{Kind: "t", Name: "read", Effect: EffectRead, Request: 6},
+				func(context.Context, string) (Outcome, error) {
+					return Outcome{Result: strings.Repeat("x", maxLiveBodyLen)}, nil
+				}); err != nil {
+				return Result{}, err
+			}
+			if err := model(7, func() {
+				want(rc.RunID(), "step.completed@4", "step.started@5", "step.completed@5", "step.completed@6", "step.started@7")
+				committed(rc, 6)
+				uncommitted(rc, 7)
+			}); err != nil {
+				return Result{}, err
+			}
+			if err := effect(8); err != nil {
+				return Result{}, err
+			}
 			return Result{Status: StatusDone}, nil
 		}
 		// A model call's result that must commit first, before a run's
@@ -164,8 +184,8 @@ func TestLiveAnnounce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(steps) != 6 {
-			t.Fatalf("%d steps recorded, want 6", len(steps))
+		if len(steps) != 9 {
+			t.Fatalf("%d steps recorded, want 9", len(steps))
 		}
 		for _, s := range steps {
 			if s.Status != "completed" {
@@ -182,7 +202,7 @@ func TestLiveAnnounce(t *testing.T) {
 				got = append(got, fmt.Sprint(e.Kind, "@", *e.Seq))
 			}
 		}
-		if w := "[step.completed@0 step.completed@1 step.started@2 step.completed@2 step.completed@3 step.completed@4 step.started@5 step.completed@5]"; fmt.Sprint(got) != w {
+		if w := "[step.completed@0 step.completed@1 step.started@2 step.completed@2 step.completed@3 step.completed@4 step.started@5 step.completed@5 step.completed@6 step.completed@7 step.started@8 step.completed@8]"; fmt.Sprint(got) != w {
 			t.Errorf("persisted step events %v, want %s", got, w)
 		}
 	})

@@ -311,8 +311,15 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	}
 	var reconcileAbort *Error
 	if deferrable(spec) && !(errors.As(execErr, &reconcileAbort) && reconcileAbort.Code == CodeReconcileAbort) {
-		// The next transaction of the run writes it (pending.go).
-		commitFirst := spec.Effect == EffectModelCall || spec.Kind == KindWait || spec.Kind == KindTimer
+		// The next transaction of the run writes it (pending.go). A record
+		// whose live copy would go without its body commits before the
+		// next LiveAnnounce step too: watchers show its persisted event
+		// instead, which must not wait for a transaction a turn later.
+		body := []byte(result)
+		if execErr != nil {
+			body = p.Error
+		}
+		commitFirst := spec.Effect == EffectModelCall || spec.Kind == KindWait || spec.Kind == KindTimer || !liveFits(body)
 		if err := rc.deferRecord(pendingRecord{seq: seq, status: p.Status, usd: u.CostUSD, write: write, live: live, commitFirst: commitFirst}); err != nil {
 			return nil, rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
 		}
@@ -380,15 +387,20 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 // carries: larger ones would not fit a cross-process payload (PostgreSQL's
 // NOTIFY takes 8,000 bytes), where the copy would be dropped, and the order
 // it exists for lost. A copy without its body has "truncated": true;
-// watchers do not show it and wait for the persisted event.
+// watchers do not show it and wait for the persisted event, which a
+// deferred record commits before the next LiveAnnounce step for that
+// reason (its pendingRecord.commitFirst).
 const maxLiveBodyLen = 4 << 10
+
+// liveFits reports whether a live copy carries body.
+func liveFits(body []byte) bool { return len(body) <= maxLiveBodyLen }
 
 // liveEvent is the transient copy of a step event (see liveAnnounce): the
 // payload the persisted event carries (stepEventJSON), its body left out
 // beyond maxLiveBodyLen.
 func (rc *runCtx) liveEvent(seq int, kind string, s store.Step, bodyKey string, body []byte) TransientEvent {
 	var b []byte
-	if len(body) <= maxLiveBodyLen {
+	if liveFits(body) {
 		b, _ = stepEventJSON(s, bodyKey, body)
 	}
 	if b == nil { // too large, or not encodable: a copy without its body
