@@ -57,12 +57,14 @@ type liveGate struct {
 	// the run's previous model call had not completed yet, or before the
 	// persisted event of a copy that went without its body.
 	next map[string]mission.Event
-	// awaiting is, per run, the journalPos of the last copy without its
-	// body ("truncated") whose persisted event has not been seen;
-	// persisted the highest journalPos of the run's persisted step events
-	// seen. Those arrive in journal order, so awaiting[run] >
-	// persisted[run] says one is still on its way.
-	awaiting, persisted map[string]int
+	// awaiting holds, per run, the copies without their body
+	// ("truncated") whose persisted events have not been seen (seq/kind);
+	// seen the persisted step events seen (run/seq/kind, at most
+	// maxCopies). A run's persisted events do not come in seq order
+	// (parallel tool calls commit their intents apart), so each awaited
+	// event is matched exactly.
+	awaiting map[string]map[string]bool
+	seen     map[string]bool
 }
 
 // maxCopies bounds the step events a watcher remembers for dropCopy.
@@ -71,7 +73,7 @@ const maxCopies = 4096
 func newLiveGate() *liveGate {
 	return &liveGate{open: map[string]bool{}, ended: map[string]bool{}, bySeq: map[string]string{}, held: map[string][]mission.Event{},
 		engStarted: map[string]bool{}, engEnded: map[string]bool{}, liveRuns: map[string]bool{}, next: map[string]mission.Event{},
-		awaiting: map[string]int{}, persisted: map[string]int{}}
+		awaiting: map[string]map[string]bool{}, seen: map[string]bool{}}
 }
 
 // admit returns the events to show now, in order, for e: none (a held or
@@ -152,12 +154,9 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 		}
 		out := g.step(e)
 		if n, ok := g.next[e.RunID]; ok && e.ID >= 0 && !g.awaits(e.RunID) && !g.openCall(e.RunID) {
-			// The persisted event a held call waited for: then the call,
-			// unless its own completion came first (it was shown).
+			// The persisted event a held call waited for: then the call.
 			delete(g.next, e.RunID)
-			if journalPos(seqOf(n), "step.completed") > g.persisted[e.RunID] {
-				out = append(out, g.admit(n)...)
-			}
+			out = append(out, g.admit(n)...)
 		}
 		return out
 	}
@@ -197,15 +196,33 @@ func (g *liveGate) step(e mission.Event) []mission.Event {
 	if key, ok := g.bySeq[seqKey]; ok {
 		delete(g.open, key)
 		delete(g.bySeq, seqKey)
-		g.ended[key] = true
-		g.nHeld -= len(g.held[key])
-		delete(g.held, key)
+		g.end(key)
 		if n, ok := g.next[e.RunID]; ok {
 			delete(g.next, e.RunID)
 			return append([]mission.Event{e}, g.admit(n)...)
 		}
+	} else if n, ok := g.next[e.RunID]; ok {
+		// The held call itself ended (its result prints its text): it
+		// opens no more.
+		var h struct {
+			Seq     int `json:"seq"`
+			Request struct {
+				Turn *int `json:"turn"`
+			} `json:"request"`
+		}
+		if json.Unmarshal(n.Payload, &h) == nil && h.Seq == p.Seq && h.Request.Turn != nil {
+			delete(g.next, e.RunID)
+			g.end(e.RunID + "/" + strconv.Itoa(*h.Request.Turn))
+		}
 	}
 	return []mission.Event{e}
+}
+
+// end marks a turn's model call ended and drops the text held for it.
+func (g *liveGate) end(key string) {
+	g.ended[key] = true
+	g.nHeld -= len(g.held[key])
+	delete(g.held, key)
 }
 
 // start opens a model call's turn: e (its step.started), then the deltas
@@ -219,33 +236,10 @@ func (g *liveGate) start(e mission.Event, seqKey, key string) []mission.Event {
 	return out
 }
 
-// journalPos orders a run's step events as they are journaled: by seq, a
-// step's start before its end.
-func journalPos(seq int, kind string) int {
-	if kind == "step.started" {
-		return 2 * seq
-	}
-	return 2*seq + 1
-}
-
-// seqOf is a step event's seq (0 when its payload has none).
-func seqOf(e mission.Event) int {
-	var p struct {
-		Seq int `json:"seq"`
-	}
-	_ = json.Unmarshal(e.Payload, &p)
-	return p.Seq
-}
-
 // awaits reports whether the persisted event of a copy of run that went
 // without its body has not been seen yet.
 func (g *liveGate) awaits(run string) bool {
-	a, ok := g.awaiting[run]
-	if ok && a <= g.persisted[run] {
-		delete(g.awaiting, run)
-		return false
-	}
-	return ok
+	return len(g.awaiting[run]) > 0
 }
 
 // openCall reports whether a model call of run is open (started, not
@@ -286,16 +280,29 @@ func (g *liveGate) dropCopy(e mission.Event) bool {
 		return false
 	}
 	live := e.ID < 0
-	at := journalPos(*p.Seq, e.Kind)
-	if !live && at > g.persisted[e.RunID] {
-		g.persisted[e.RunID] = at
+	event := strconv.Itoa(*p.Seq) + "/" + e.Kind
+	key := e.RunID + "/" + event
+	if !live {
+		if len(g.seen) >= maxCopies {
+			g.seen = map[string]bool{}
+		}
+		g.seen[key] = true
+		if w := g.awaiting[e.RunID]; w[event] {
+			delete(w, event)
+			if len(w) == 0 {
+				delete(g.awaiting, e.RunID)
+			}
+		}
 	}
 	if live {
 		if p.Truncated {
 			// Its persisted event shows instead; a model call that
 			// starts before it arrives waits for it.
-			if at > g.persisted[e.RunID] && at > g.awaiting[e.RunID] {
-				g.awaiting[e.RunID] = at
+			if !g.seen[key] {
+				if g.awaiting[e.RunID] == nil {
+					g.awaiting[e.RunID] = map[string]bool{}
+				}
+				g.awaiting[e.RunID][event] = true
 			}
 			g.liveRuns[e.RunID] = true
 			return true
@@ -307,7 +314,6 @@ func (g *liveGate) dropCopy(e mission.Event) bool {
 	} else if !g.liveRuns[e.RunID] {
 		return false
 	}
-	key := e.RunID + "/" + strconv.Itoa(*p.Seq) + "/" + e.Kind
 	if first, ok := g.copies[key]; ok && first != live {
 		delete(g.copies, key)
 		return true

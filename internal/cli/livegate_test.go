@@ -278,3 +278,79 @@ func stepEvent(t *testing.T, run string, id int64, kind string, s int, payload a
 	}
 	return e
 }
+
+// TestWatchWaitsForALargeResultExactly: a model call that starts before
+// the persisted event of a copy too large to travel live opens after that
+// very event, although a run's persisted events do not come in seq order
+// (parallel tool calls commit their intents apart); a held call that ends
+// before it opens prints its text from its result, and the run's next call
+// streams.
+func TestWatchWaitsForALargeResultExactly(t *testing.T) {
+	const run = "run-1"
+	ev := func(id int64, kind string, s int, payload any) mission.Event {
+		return stepEvent(t, run, id, kind, s, payload)
+	}
+	read := func(id int64, kind string, s int, body string) mission.Event {
+		p := map[string]any{"seq": s, "kind": "tool_call", "name": "read_file", "request": map[string]any{"input": map[string]string{"path": "f"}}}
+		switch {
+		case kind == "step.completed" && body == "":
+			p = map[string]any{"seq": s, "kind": "tool_call", "name": "read_file", "truncated": true}
+		case kind == "step.completed":
+			p["result"] = map[string]any{"ok": true, "content": body}
+		}
+		return ev(id, kind, s, p)
+	}
+	started := func(s, turn int) mission.Event {
+		return ev(-1, "step.started", s, map[string]any{"seq": s, "kind": "model_call", "name": "model", "request": map[string]any{"turn": turn}})
+	}
+	done := func(id int64, s int, text string) mission.Event {
+		return ev(id, "step.completed", s, map[string]any{"seq": s, "kind": "model_call", "name": "model",
+			"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": text}}}})
+	}
+	delta := func(turn int, text string) mission.Event {
+		return ev(-1, "model.delta", 0, map[string]any{"turn": turn, "type": "text", "text": text})
+	}
+	for _, tc := range []struct {
+		name   string
+		events []mission.Event
+		order  []string // in this order, each once
+	}{
+		{"persisted events out of seq order", []mission.Event{
+			started(1, 0), delta(0, "Reading both."), done(-1, 1, "Reading both."),
+			// The small read (seq 3) commits its start and result before
+			// the big one (seq 2) starts.
+			read(1, "step.started", 3, ""), read(2, "step.completed", 3, "SMALL-BODY"), read(3, "step.started", 2, ""),
+			read(-1, "step.completed", 2, ""), started(4, 1), delta(1, "Both are read."),
+			read(4, "step.completed", 2, "BIG-BODY"),
+		}, []string{"Reading both.", "SMALL-BODY", "BIG-BODY", "Both are read."}},
+		{"a held call that ends before it opens", []mission.Event{
+			started(1, 0), delta(0, "Reading."), done(-1, 1, "Reading."),
+			read(1, "step.started", 2, ""), read(-1, "step.completed", 2, ""),
+			started(3, 1), delta(1, "Quick answer."), done(-1, 3, "Quick answer."),
+			read(2, "step.completed", 2, "BIG-BODY"),
+			started(4, 2), delta(2, "Streaming on."),
+		}, []string{"Reading.", "Quick answer.", "BIG-BODY", "Streaming on."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newLiveGate()}
+			w.gate.copies = map[string]bool{}
+			for _, e := range tc.events {
+				if err := w.event(context.Background(), e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.pr.printf("")
+			got := out.String()
+			assertInOrder(t, got, tc.order)
+			for _, text := range tc.order {
+				if n := strings.Count(got, text); n != 1 {
+					t.Fatalf("%q is printed %d times:\n%s", text, n, got)
+				}
+			}
+			if len(w.gate.held) != 0 || w.gate.nHeld != 0 || len(w.gate.next) != 0 || len(w.gate.awaiting) != 0 {
+				t.Fatalf("the gate still holds text %v (%d), calls %v, awaits %v", w.gate.held, w.gate.nHeld, w.gate.next, w.gate.awaiting)
+			}
+		})
+	}
+}

@@ -144,6 +144,21 @@ func TestLiveAnnounce(t *testing.T) {
 			if err := effect(8); err != nil {
 				return Result{}, err
 			}
+			// The same for a failure whose error is too large.
+			if _, err := rc.Step(StepSpec{Kind: "t", Name: "read", Effect: EffectRead, Request: 9},
+				func(context.Context, string) (Outcome, error) {
+					return Outcome{}, errors.New(strings.Repeat("e", maxLiveBodyLen))
+				}); err == nil {
+				return Result{}, errors.New("the failing read did not fail")
+			}
+			if err := model(10, func() {
+				want(rc.RunID(), "step.completed@7", "step.started@8", "step.completed@8", "step.failed@9", "step.started@10")
+				if st, err := db.Store.GetStep(context.Background(), rc.RunID(), 9); err != nil || st.Status != "failed" {
+					fail("step 9 is not committed while the next LiveAnnounce step runs (%v)", err)
+				}
+			}); err != nil {
+				return Result{}, err
+			}
 			return Result{Status: StatusDone}, nil
 		}
 		// A model call's result that must commit first, before a run's
@@ -184,11 +199,11 @@ func TestLiveAnnounce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(steps) != 9 {
-			t.Fatalf("%d steps recorded, want 9", len(steps))
+		if len(steps) != 11 {
+			t.Fatalf("%d steps recorded, want 11", len(steps))
 		}
 		for _, s := range steps {
-			if s.Status != "completed" {
+			if s.Status != "completed" && s.Seq != 9 {
 				t.Errorf("step %d is %s, want completed", s.Seq, s.Status)
 			}
 		}
@@ -202,7 +217,7 @@ func TestLiveAnnounce(t *testing.T) {
 				got = append(got, fmt.Sprint(e.Kind, "@", *e.Seq))
 			}
 		}
-		if w := "[step.completed@0 step.completed@1 step.started@2 step.completed@2 step.completed@3 step.completed@4 step.started@5 step.completed@5 step.completed@6 step.completed@7 step.started@8 step.completed@8]"; fmt.Sprint(got) != w {
+		if w := "[step.completed@0 step.completed@1 step.started@2 step.completed@2 step.completed@3 step.completed@4 step.started@5 step.completed@5 step.completed@6 step.completed@7 step.started@8 step.completed@8 step.failed@9 step.completed@10]"; fmt.Sprint(got) != w {
 			t.Errorf("persisted step events %v, want %s", got, w)
 		}
 	})
