@@ -59,12 +59,13 @@ type liveGate struct {
 	next map[string]mission.Event
 	// awaiting holds, per run, the copies without their body
 	// ("truncated") whose persisted events have not been seen (seq/kind);
-	// seen the persisted step events seen (run/seq/kind, at most
-	// maxCopies). A run's persisted events do not come in seq order
+	// seen and seenBefore the persisted step events seen (run/seq/kind;
+	// two generations of at most maxCopies, so the newest maxCopies are
+	// always known). A run's persisted events do not come in seq order
 	// (parallel tool calls commit their intents apart), so each awaited
 	// event is matched exactly.
-	awaiting map[string]map[string]bool
-	seen     map[string]bool
+	awaiting         map[string]map[string]bool
+	seen, seenBefore map[string]bool
 }
 
 // maxCopies bounds the step events a watcher remembers for dropCopy.
@@ -284,7 +285,7 @@ func (g *liveGate) dropCopy(e mission.Event) bool {
 	key := e.RunID + "/" + event
 	if !live {
 		if len(g.seen) >= maxCopies {
-			g.seen = map[string]bool{}
+			g.seenBefore, g.seen = g.seen, map[string]bool{}
 		}
 		g.seen[key] = true
 		if w := g.awaiting[e.RunID]; w[event] {
@@ -298,7 +299,7 @@ func (g *liveGate) dropCopy(e mission.Event) bool {
 		if p.Truncated {
 			// Its persisted event shows instead; a model call that
 			// starts before it arrives waits for it.
-			if !g.seen[key] {
+			if !g.seen[key] && !g.seenBefore[key] {
 				if g.awaiting[e.RunID] == nil {
 					g.awaiting[e.RunID] = map[string]bool{}
 				}
