@@ -191,18 +191,7 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 		{"--json", true, []mission.Event{toolStarted, toolDone(-1, "CALC-BODY"), modelStarted, delta("Running "), delta("the test."), toolDone(2, "CALC-BODY"), modelDone}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out, quiet: tc.json}, missionID: "m", rootRun: run, gate: newLiveGate(), json: tc.json}
-			if !tc.json {
-				w.gate.copies = map[string]bool{}
-			}
-			for _, e := range tc.events {
-				if err := w.event(context.Background(), e); err != nil {
-					t.Fatal(err)
-				}
-			}
-			w.pr.printf("")
-			got := out.String()
+			got, _ := feedWatch(t, run, tc.json, tc.events)
 			if n := strings.Count(got, "CALC-BODY"); n != tc.bodies {
 				t.Fatalf("the tool's result is shown %d times, want %d:\n%s", n, tc.bodies, got)
 			}
@@ -227,33 +216,14 @@ func TestWatchShowsLiveCopiesOnce(t *testing.T) {
 // streamed, not again from its step's result.
 func TestWatchOpensACallAfterThePreviousOne(t *testing.T) {
 	const run = "run-1"
-	ev := func(id int64, kind string, s int, payload any) mission.Event {
-		return stepEvent(t, run, id, kind, s, payload)
-	}
-	started := func(s, turn int) mission.Event {
-		return ev(-1, "step.started", s, map[string]any{"seq": s, "kind": "model_call", "name": "model", "request": map[string]any{"turn": turn}})
-	}
-	done := func(id int64, s int, text string) mission.Event {
-		return ev(id, "step.completed", s, map[string]any{"seq": s, "kind": "model_call", "name": "model",
-			"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": text}}}})
-	}
-	delta := func(turn int, text string) mission.Event {
-		return ev(-1, "model.delta", 0, map[string]any{"turn": turn, "type": "text", "text": text})
-	}
-	var out bytes.Buffer
-	w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newLiveGate()}
-	w.gate.copies = map[string]bool{}
-	for _, e := range []mission.Event{
+	started := func(s, turn int) mission.Event { return modelStarted(t, run, s, turn) }
+	done := func(id int64, s int, text string) mission.Event { return modelDone(t, run, id, s, text) }
+	delta := func(turn int, text string) mission.Event { return textDelta(t, run, turn, text) }
+	got, _ := feedWatch(t, run, false, []mission.Event{
 		started(1, 0), delta(0, "Looking around."),
 		started(2, 1), delta(1, "Now the fix."), // before turn 0's result arrives
 		done(1, 1, "Looking around."), done(2, 2, "Now the fix."),
-	} {
-		if err := w.event(context.Background(), e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.pr.printf("")
-	got := out.String()
+	})
 	for _, text := range []string{"Looking around.", "Now the fix."} {
 		if n := strings.Count(got, text); n != 1 {
 			t.Fatalf("%q is printed %d times:\n%s", text, n, got)
@@ -262,6 +232,41 @@ func TestWatchOpensACallAfterThePreviousOne(t *testing.T) {
 	if strings.Index(got, "Looking around.") > strings.Index(got, "Now the fix.") {
 		t.Fatalf("the turns' text is out of order:\n%s", got)
 	}
+}
+
+// feedWatch passes events through a watcher of run (that keeps copies,
+// unless asJSON) and returns what it printed and its gate.
+func feedWatch(t *testing.T, run string, asJSON bool, events []mission.Event) (string, *liveGate) {
+	t.Helper()
+	var out bytes.Buffer
+	w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out, quiet: asJSON}, missionID: "m", rootRun: run, gate: newLiveGate(), json: asJSON}
+	if !asJSON {
+		w.gate.copies = map[string]bool{}
+	}
+	for _, e := range events {
+		if err := w.event(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.pr.printf("")
+	return out.String(), w.gate
+}
+
+// modelStarted is the live step.started of run's model call s of turn.
+func modelStarted(t *testing.T, run string, s, turn int) mission.Event {
+	return stepEvent(t, run, -1, "step.started", s, map[string]any{"seq": s, "kind": "model_call", "name": "model", "request": map[string]any{"turn": turn}})
+}
+
+// modelDone is the step.completed of run's model call s (a copy with id
+// -1), whose result holds text.
+func modelDone(t *testing.T, run string, id int64, s int, text string) mission.Event {
+	return stepEvent(t, run, id, "step.completed", s, map[string]any{"seq": s, "kind": "model_call", "name": "model",
+		"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": text}}}})
+}
+
+// textDelta is a live model.delta of run's turn.
+func textDelta(t *testing.T, run string, turn int, text string) mission.Event {
+	return stepEvent(t, run, -1, "model.delta", 0, map[string]any{"turn": turn, "type": "text", "text": text})
 }
 
 // stepEvent is an event of run: persisted (id > 0, with seq s) or live
@@ -300,16 +305,9 @@ func TestWatchWaitsForALargeResultExactly(t *testing.T) {
 		}
 		return ev(id, kind, s, p)
 	}
-	started := func(s, turn int) mission.Event {
-		return ev(-1, "step.started", s, map[string]any{"seq": s, "kind": "model_call", "name": "model", "request": map[string]any{"turn": turn}})
-	}
-	done := func(id int64, s int, text string) mission.Event {
-		return ev(id, "step.completed", s, map[string]any{"seq": s, "kind": "model_call", "name": "model",
-			"result": map[string]any{"blocks": []map[string]any{{"type": "text", "text": text}}}})
-	}
-	delta := func(turn int, text string) mission.Event {
-		return ev(-1, "model.delta", 0, map[string]any{"turn": turn, "type": "text", "text": text})
-	}
+	started := func(s, turn int) mission.Event { return modelStarted(t, run, s, turn) }
+	done := func(id int64, s int, text string) mission.Event { return modelDone(t, run, id, s, text) }
+	delta := func(turn int, text string) mission.Event { return textDelta(t, run, turn, text) }
 	for _, tc := range []struct {
 		name   string
 		events []mission.Event
@@ -332,24 +330,15 @@ func TestWatchWaitsForALargeResultExactly(t *testing.T) {
 		}, []string{"Reading.", "Quick answer.", "BIG-BODY", "Streaming on."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			w := &watcher{out: &out, err: &out, pr: &eventPrinter{out: &out}, missionID: "m", rootRun: run, gate: newLiveGate()}
-			w.gate.copies = map[string]bool{}
-			for _, e := range tc.events {
-				if err := w.event(context.Background(), e); err != nil {
-					t.Fatal(err)
-				}
-			}
-			w.pr.printf("")
-			got := out.String()
+			got, g := feedWatch(t, run, false, tc.events)
 			assertInOrder(t, got, tc.order)
 			for _, text := range tc.order {
 				if n := strings.Count(got, text); n != 1 {
 					t.Fatalf("%q is printed %d times:\n%s", text, n, got)
 				}
 			}
-			if len(w.gate.held) != 0 || w.gate.nHeld != 0 || len(w.gate.next) != 0 || len(w.gate.awaiting) != 0 {
-				t.Fatalf("the gate still holds text %v (%d), calls %v, awaits %v", w.gate.held, w.gate.nHeld, w.gate.next, w.gate.awaiting)
+			if len(g.held) != 0 || g.nHeld != 0 || len(g.next) != 0 || len(g.awaiting) != 0 {
+				t.Fatalf("the gate still holds text %v (%d), calls %v, awaits %v", g.held, g.nHeld, g.next, g.awaiting)
 			}
 		})
 	}
