@@ -56,7 +56,7 @@ type liveGate struct {
 	// next holds, per run, a model call's step.started that came while
 	// the run's previous model call had not completed yet, or before the
 	// persisted event of a copy that went without its body.
-	next map[string]mission.Event
+	next map[string]heldCall
 	// awaiting holds, per run, the copies without their body
 	// ("truncated") whose persisted events have not been seen (seq/kind);
 	// seen and seenBefore the persisted step events seen (run/seq/kind;
@@ -73,7 +73,7 @@ const maxCopies = 4096
 
 func newLiveGate() *liveGate {
 	return &liveGate{open: map[string]bool{}, ended: map[string]bool{}, bySeq: map[string]string{}, held: map[string][]mission.Event{},
-		engStarted: map[string]bool{}, engEnded: map[string]bool{}, liveRuns: map[string]bool{}, next: map[string]mission.Event{},
+		engStarted: map[string]bool{}, engEnded: map[string]bool{}, liveRuns: map[string]bool{}, next: map[string]heldCall{},
 		awaiting: map[string]map[string]bool{}, seen: map[string]bool{}}
 }
 
@@ -150,35 +150,52 @@ func (g *liveGate) admit(e mission.Event) []mission.Event {
 		g.nHeld++
 		return nil
 	case "step.started", "step.completed", "step.failed":
-		if g.dropCopy(e) {
+		var p stepPayload
+		if json.Unmarshal(e.Payload, &p) != nil {
+			p = stepPayload{}
+		} else if g.dropCopy(e, p) {
 			return nil
 		}
-		out := g.step(e)
-		if n, ok := g.next[e.RunID]; ok && e.ID >= 0 && !g.awaits(e.RunID) && !g.openCall(e.RunID) {
-			// The persisted event a held call waited for: then the call.
+		out := g.step(e, p)
+		// What the run's held call waited for may have come: then the call.
+		if n, ok := g.next[e.RunID]; ok && !g.awaits(e.RunID) && !g.openCall(e.RunID) {
 			delete(g.next, e.RunID)
-			out = append(out, g.admit(n)...)
+			out = append(out, g.admit(n.ev)...)
 		}
 		return out
 	}
 	return []mission.Event{e}
 }
 
+// stepPayload is what the gate reads of a step event's payload.
+type stepPayload struct {
+	Seq       *int   `json:"seq"`
+	Kind      string `json:"kind"`
+	Truncated bool   `json:"truncated"`
+	Request   struct {
+		Turn *int `json:"turn"`
+	} `json:"request"`
+}
+
+// heldCall is a model call's live step.started held back (liveGate.next),
+// with its seq and turn.
+type heldCall struct {
+	ev        mission.Event
+	seq, turn int
+}
+
 // step places a step event dropCopy let through: a model call's
-// step.started opens its turn (or waits, see admit), its completion ends
-// it and releases a call held for it.
-func (g *liveGate) step(e mission.Event) []mission.Event {
-	var p struct {
-		Kind    string `json:"kind"`
-		Seq     int    `json:"seq"`
-		Request struct {
-			Turn *int `json:"turn"`
-		} `json:"request"`
-	}
-	if json.Unmarshal(e.Payload, &p) != nil || p.Kind != "model_call" {
+// step.started opens its turn (or is held, see admit), its completion ends
+// it.
+func (g *liveGate) step(e mission.Event, p stepPayload) []mission.Event {
+	if p.Kind != "model_call" {
 		return []mission.Event{e}
 	}
-	seqKey := e.RunID + "/" + strconv.Itoa(p.Seq)
+	seq := 0
+	if p.Seq != nil {
+		seq = *p.Seq
+	}
+	seqKey := e.RunID + "/" + strconv.Itoa(seq)
 	if e.Kind == "step.started" {
 		if p.Request.Turn == nil {
 			return []mission.Event{e}
@@ -189,7 +206,7 @@ func (g *liveGate) step(e mission.Event) []mission.Event {
 			// (persisted events travel the slower path; the kernel
 			// commits such a record before the call starts): this
 			// call opens after it.
-			g.next[e.RunID] = e
+			g.next[e.RunID] = heldCall{e, seq, *p.Request.Turn}
 			return nil
 		}
 		return g.start(e, seqKey, e.RunID+"/"+strconv.Itoa(*p.Request.Turn))
@@ -198,23 +215,11 @@ func (g *liveGate) step(e mission.Event) []mission.Event {
 		delete(g.open, key)
 		delete(g.bySeq, seqKey)
 		g.end(key)
-		if n, ok := g.next[e.RunID]; ok {
-			delete(g.next, e.RunID)
-			return append([]mission.Event{e}, g.admit(n)...)
-		}
-	} else if n, ok := g.next[e.RunID]; ok {
+	} else if n, ok := g.next[e.RunID]; ok && n.seq == seq {
 		// The held call itself ended (its result prints its text): it
 		// opens no more.
-		var h struct {
-			Seq     int `json:"seq"`
-			Request struct {
-				Turn *int `json:"turn"`
-			} `json:"request"`
-		}
-		if json.Unmarshal(n.Payload, &h) == nil && h.Seq == p.Seq && h.Request.Turn != nil {
-			delete(g.next, e.RunID)
-			g.end(e.RunID + "/" + strconv.Itoa(*h.Request.Turn))
-		}
+		delete(g.next, e.RunID)
+		g.end(e.RunID + "/" + strconv.Itoa(n.turn))
 	}
 	return []mission.Event{e}
 }
@@ -268,16 +273,8 @@ func (g *liveGate) openCall(run string) bool {
 // not), a model call's live step.started never (it has no persisted
 // twin); a resume's run.claimed forgets its run's (see admit), so what a
 // new holder persists after running a step again is shown.
-func (g *liveGate) dropCopy(e mission.Event) bool {
-	if g.copies == nil {
-		return false
-	}
-	var p struct {
-		Seq       *int   `json:"seq"`
-		Kind      string `json:"kind"`
-		Truncated bool   `json:"truncated"`
-	}
-	if json.Unmarshal(e.Payload, &p) != nil || p.Seq == nil {
+func (g *liveGate) dropCopy(e mission.Event, p stepPayload) bool {
+	if g.copies == nil || p.Seq == nil {
 		return false
 	}
 	live := e.ID < 0

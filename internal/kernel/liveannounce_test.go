@@ -85,13 +85,17 @@ func TestLiveAnnounce(t *testing.T) {
 					func(context.Context, string) (Outcome, error) { check(); return Outcome{Result: i}, nil })
 				return err
 			}
+			read := func(i int, result any, fail error) error {
+				_, err := rc.Step(StepSpec{Kind: "t", Name: "read", Effect: EffectRead, Request: i},
+					func(context.Context, string) (Outcome, error) { return Outcome{Result: result}, fail })
+				return err
+			}
 			effect := func(i int) error {
 				_, err := rc.Step(StepSpec{Kind: "t", Name: "effect", Effect: EffectNonIdempotent, Request: i},
 					func(context.Context, string) (Outcome, error) { return Outcome{Result: i}, nil })
 				return err
 			}
-			if _, err := rc.Step(StepSpec{Kind: "t", Name: "read", Effect: EffectRead, Request: 0},
-				func(context.Context, string) (Outcome, error) { return Outcome{Result: "r0"}, nil }); err != nil {
+			if err := read(0, "r0", nil); err != nil {
 				return Result{}, err
 			}
 			// The read's copy, then the call's start; neither committed.
@@ -128,10 +132,7 @@ func TestLiveAnnounce(t *testing.T) {
 			// A read whose result is too large to travel live: its copy
 			// goes without it, so its record commits before the next
 			// call runs, and its persisted event is on its way.
-			if _, err := rc.Step(StepSpec{Kind: "t", Name: "read", Effect: EffectRead, Request: 6},
-				func(context.Context, string) (Outcome, error) {
-					return Outcome{Result: strings.Repeat("x", maxLiveBodyLen)}, nil
-				}); err != nil {
+			if err := read(6, strings.Repeat("x", maxLiveBodyLen), nil); err != nil {
 				return Result{}, err
 			}
 			if err := model(7, func() {
@@ -145,10 +146,7 @@ func TestLiveAnnounce(t *testing.T) {
 				return Result{}, err
 			}
 			// The same for a failure whose error is too large.
-			if _, err := rc.Step(StepSpec{Kind: "t", Name: "read", Effect: EffectRead, Request: 9},
-				func(context.Context, string) (Outcome, error) {
-					return Outcome{}, errors.New(strings.Repeat("e", maxLiveBodyLen))
-				}); err == nil {
+			if err := read(9, nil, errors.New(strings.Repeat("e", maxLiveBodyLen))); err == nil {
 				return Result{}, errors.New("the failing read did not fail")
 			}
 			if err := model(10, func() {

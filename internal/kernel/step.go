@@ -263,6 +263,12 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	rc.mu.Unlock()
 	totalJSON, _ := CanonicalJSON(total)
 	day := time.UnixMilli(now).UTC().Format(time.DateOnly)
+	// The step event the record persists (and its live copy carries).
+	s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
+	evKind, bodyKey, body := "step.completed", "result", []byte(result)
+	if execErr != nil {
+		evKind, bodyKey, body = "step.failed", "error", p.Error
+	}
 	write := func(ctx context.Context, q store.Queries) error {
 		if fresh != nil {
 			row := store.Step{RunID: rc.run.ID, Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect), RequestHash: fresh.RequestHash,
@@ -287,12 +293,8 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 				}
 			}
 		}
-		s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
-		if execErr != nil {
-			return rc.k.stepEvent(ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.failed", s, "error", p.Error)
-		}
-		if err := rc.k.stepEvent(ctx, q, rc.run.MissionID, rc.run.ID, seq, "step.completed", s, "result", result); err != nil {
-			return err
+		if err := rc.k.stepEvent(ctx, q, rc.run.MissionID, rc.run.ID, seq, evKind, s, bodyKey, body); err != nil || execErr != nil {
+			return err // a failure records no usage event
 		}
 		if u.isZero() {
 			return nil
@@ -302,23 +304,13 @@ func (rc *runCtx) finish(seq int, spec StepSpec, result json.RawMessage, execErr
 	// Its step event's live copy (a run.usage event, which a deferred
 	// model call's result also persists, has none: its seq is not in
 	// its payload, so a watcher could not tell its copy from it).
-	live := func() []liveCopy {
-		s := store.Step{Seq: seq, Kind: spec.Kind, Name: spec.Name, Effect: string(spec.Effect)}
-		if execErr != nil {
-			return []liveCopy{{seq, rc.liveEvent(seq, "step.failed", s, "error", p.Error)}}
-		}
-		return []liveCopy{{seq, rc.liveEvent(seq, "step.completed", s, "result", result)}}
-	}
+	live := func() []liveCopy { return []liveCopy{{seq, rc.liveEvent(seq, evKind, s, bodyKey, body)}} }
 	var reconcileAbort *Error
 	if deferrable(spec) && !(errors.As(execErr, &reconcileAbort) && reconcileAbort.Code == CodeReconcileAbort) {
 		// The next transaction of the run writes it (pending.go). A record
 		// whose live copy would go without its body commits before the
 		// next LiveAnnounce step too: watchers show its persisted event
 		// instead, which must not wait for a transaction a turn later.
-		body := []byte(result)
-		if execErr != nil {
-			body = p.Error
-		}
 		commitFirst := spec.Effect == EffectModelCall || spec.Kind == KindWait || spec.Kind == KindTimer || !liveFits(body)
 		if err := rc.deferRecord(pendingRecord{seq: seq, status: p.Status, usd: u.CostUSD, write: write, live: live, commitFirst: commitFirst}); err != nil {
 			return nil, rc.fenceErr(fmt.Errorf("record result of step %d: %w", seq, err))
